@@ -1,0 +1,72 @@
+"""gpugrad: PyTorch-style define-by-run autograd on numpy (CPU) and CuPy (NVIDIA GPUs).
+
+``import gpugrad as torch`` runs code written for the parts of PyTorch gpugrad implements.
+"""
+from __future__ import annotations
+
+from . import _methods  # noqa: F401  (attaches op methods and operators to Tensor)
+from . import autograd
+from ._backend import device, set_default_device
+from ._creation import (Generator, arange, as_dtype, as_tensor, bool, default_generator, double,
+                        empty, empty_like, eye, float, float16, float32, float64, from_numpy,
+                        full, full_like, get_default_dtype, half, initial_seed, int, int8, int16,
+                        int32, int64, linspace, long, manual_seed, normal, ones, ones_like, rand,
+                        rand_like, randint, randn, randn_like, randperm, seed, set_default_dtype,
+                        short, tensor, uint8, zeros, zeros_like)
+from ._format import set_printoptions
+from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                       no_grad, set_grad_enabled)
+from .ops.linalg import addmm, bmm, dot, matmul, mm, mv
+from .ops.pointwise import (abs, absolute, add, clamp, clip, cos, div, divide, erf, exp, log,
+                            maximum, minimum, mul, multiply, neg, negative, pow, reciprocal, relu,
+                            rsqrt, rsub, sigmoid, sign, sin, sqrt, square, sub, subtract, tanh,
+                            true_divide, where)
+from .ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean, min, norm, std, sum,
+                         var)
+from .ops.reduce import log_softmax as _log_softmax
+from .ops.reduce import softmax as _softmax
+from .ops.shape import (broadcast_to, cat, chunk, clone, concat, concatenate, flatten, permute,
+                        reshape, split, squeeze, stack, swapaxes, swapdims, t, transpose, unbind,
+                        unsqueeze)
+from .tensor import Size, Tensor
+
+__version__ = "0.1.0"
+
+softmax = _softmax
+log_softmax = _log_softmax
+dtype = type(float32)
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return input.allclose(other, rtol, atol, equal_nan)
+
+
+def equal(input, other) -> bool:
+    return input.equal(other)
+
+
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
+
+
+def get_default_device():
+    from ._backend import default_device
+    return default_device()
+
+
+def __getattr__(name):
+    # subpackages loaded on first use keep ``import gpugrad`` fast
+    import importlib
+    if name in ("nn", "optim", "cuda", "utils", "viz", "kernels"):
+        return importlib.import_module(f"gpugrad.{name}")
+    if name in ("save", "load"):
+        return getattr(importlib.import_module("gpugrad.serialization"), name)
+    raise AttributeError(f"module 'gpugrad' has no attribute '{name}'")

@@ -1,0 +1,328 @@
+"""Tensor creation: from data, filled, ranges, and random (seeded by ``manual_seed``)."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import _backend
+from .tensor import DEFAULT, Tensor
+
+float16 = half = np.dtype(np.float16)
+float32 = float = np.dtype(np.float32)
+float64 = double = np.dtype(np.float64)
+int8 = np.dtype(np.int8)
+uint8 = np.dtype(np.uint8)
+int16 = short = np.dtype(np.int16)
+int32 = int = np.dtype(np.int32)
+int64 = long = np.dtype(np.int64)
+bool = np.dtype(np.bool_)
+_builtin_float, _builtin_int, _builtin_bool = builtins.float, builtins.int, builtins.bool
+
+
+def as_dtype(d):
+    """A numpy dtype from a gpugrad/numpy dtype, a Python type or a name."""
+    if d is None or isinstance(d, np.dtype):
+        return d
+    if isinstance(d, str):
+        d = d.replace("torch.", "").replace("gpugrad.", "")
+    try:
+        return np.dtype(d)
+    except TypeError:
+        raise TypeError(f"not a dtype: {d!r}") from None
+
+
+def get_default_dtype():
+    return DEFAULT.float
+
+
+def set_default_dtype(d):
+    d = as_dtype(d)
+    if d.kind != "f":
+        raise TypeError(f"only floating-point types are supported as the default type (got {d})")
+    DEFAULT.float = d
+
+
+def as_array(data, default_float=None, dtype=None):
+    """Array of ``data`` (nested lists, scalars, tensors, arrays) with PyTorch's dtype rules."""
+    dtype = as_dtype(dtype)
+    if isinstance(data, Tensor):
+        a = data._data
+        return a.copy() if dtype is None else a.astype(dtype)
+    if _backend.is_array(data) and not isinstance(data, np.generic):
+        return data.copy() if dtype is None else data.astype(dtype)
+    if isinstance(data, (list, tuple)) and data and any(isinstance(v, Tensor) for v in _flat(data)):
+        data = _host_lists(data)
+    a = np.array(data)
+    if a.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if dtype is not None:
+        return a.astype(dtype)
+    if a.dtype.kind == "f" and not isinstance(data, np.generic):
+        return a.astype(default_float or DEFAULT.float)
+    if a.dtype.kind in "iu" and not isinstance(data, np.generic):
+        return a.astype(np.int64)
+    if a.dtype.kind == "U":
+        raise TypeError("new(): invalid data type 'str'")
+    return a
+
+
+def _flat(data):
+    for v in data:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
+
+
+def _host_lists(data):
+    if isinstance(data, (list, tuple)):
+        return [_host_lists(v) for v in data]
+    if isinstance(data, Tensor):
+        return data._host()
+    return data
+
+
+def _finish(a, requires_grad):
+    t = Tensor._make(a)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    a = as_array(data, dtype=dtype)
+    if device is not None:
+        a = _backend.to_device(a, _backend.device(device))
+    elif isinstance(a, np.ndarray) and _backend.default_device().type != "cpu" and not (
+            isinstance(data, Tensor) or _backend.is_array(data)):
+        a = _backend.to_device(a, _backend.default_device())
+    return _finish(a, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Shares memory with ``data`` when dtype and device allow (like PyTorch)."""
+    if isinstance(data, Tensor):
+        out = data if dtype is None else data.to(as_dtype(dtype))
+        return out if device is None else out.to(device)
+    if _backend.is_array(data) and not isinstance(data, np.generic):
+        a = data if dtype is None else data.astype(as_dtype(dtype), copy=False)
+        if device is not None:
+            a = _backend.to_device(a, _backend.device(device))
+        return Tensor._make(a)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(a: np.ndarray) -> Tensor:
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
+    return Tensor._make(a)
+
+
+def _sized(fn):
+    """Accept the shape as ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*size, **kw):
+        if "size" in kw:
+            size = (kw.pop("size"),)
+        return fn(*size, **kw)
+    return wrapper
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(_builtin_int(s) for s in size)
+
+
+def _fill(fn, size, dtype, device, requires_grad):
+    d = as_dtype(dtype) or DEFAULT.float
+    a = _backend.on_device(device, lambda xp: fn(xp, _size(size), d))
+    return _finish(a, requires_grad)
+
+
+@_sized
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+    return _fill(lambda xp, s, d: xp.zeros(s, d), size, dtype, device, requires_grad)
+
+
+@_sized
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _fill(lambda xp, s, d: xp.ones(s, d), size, dtype, device, requires_grad)
+
+
+@_sized
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _fill(lambda xp, s, d: xp.empty(s, d), size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = (np.bool_ if isinstance(fill_value, _builtin_bool) else np.int64
+                 if isinstance(fill_value, _builtin_int) else DEFAULT.float)
+    return _fill(lambda xp, s, d: xp.full(s, fill_value, d), (size,), dtype, device,
+                 requires_grad)
+
+
+def _like(fn, input, dtype, device, requires_grad, *args):
+    dtype = as_dtype(dtype) or input._data.dtype
+    device = device if device is not None else input.device
+    return fn(input._data.shape, *args, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
+    return _like(zeros, input, dtype, device, requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False):
+    return _like(ones, input, dtype, device, requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False):
+    return _like(empty, input, dtype, device, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    dtype = as_dtype(dtype) or input._data.dtype
+    return full(input._data.shape, fill_value, dtype=dtype,
+                device=device if device is not None else input.device,
+                requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        dtype = DEFAULT.float if any(isinstance(v, _builtin_float) for v in (start, end, step)) \
+            else np.int64
+    return _finish(_backend.on_device(device, lambda xp: xp.arange(start, end, step,
+                                                                    dtype=as_dtype(dtype))),
+                   requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    d = as_dtype(dtype) or DEFAULT.float
+    return _finish(_backend.on_device(device, lambda xp: xp.linspace(start, end, steps).astype(d)),
+                   requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    d = as_dtype(dtype) or DEFAULT.float
+    return _finish(_backend.on_device(device, lambda xp: xp.eye(n, m, dtype=d)), requires_grad)
+
+
+# -- random -------------------------------------------------------------------------------------
+_DEFAULT_SEED = 67280421310721
+
+
+class Generator:
+    """A seeded source of random numbers (``gpugrad.Generator().manual_seed(0)``)."""
+
+    def __init__(self, device="cpu"):
+        self.device = _backend.device(device)
+        self.manual_seed(_DEFAULT_SEED)
+
+    def manual_seed(self, seed):
+        self._seed = _builtin_int(seed)
+        self._np = np.random.default_rng(self._seed)
+        self._cp = None
+        return self
+
+    def initial_seed(self):
+        return self._seed
+
+    def seed(self):
+        s = _builtin_int(np.random.SeedSequence().entropy % (2 ** 63))
+        self.manual_seed(s)
+        return s
+
+    def _rng(self, xp):
+        if xp is np:
+            return self._np
+        if self._cp is None:
+            self._cp = xp.random.default_rng(self._seed)
+        return self._cp
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seed every generator (CPU and all CUDA devices): same seed, same values."""
+    default_generator.manual_seed(seed)
+    return default_generator
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def _random(sample, size, dtype, device, requires_grad, generator):
+    d = as_dtype(dtype) or DEFAULT.float
+    gen = generator or default_generator
+
+    def make(xp):
+        rng = gen._rng(xp)
+        work = d if d in (float32, float64) else float32
+        return sample(rng, _size(size), work).astype(d, copy=False)
+    return _finish(_backend.on_device(device, make), requires_grad)
+
+
+@_sized
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    return _random(lambda r, s, d: r.random(s, dtype=d), size, dtype, device, requires_grad,
+                   generator)
+
+
+@_sized
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    return _random(lambda r, s, d: r.standard_normal(s, dtype=d), size, dtype, device,
+                   requires_grad, generator)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    return rand(input._data.shape, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    return randn(input._data.shape, dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    d = as_dtype(dtype) or int64
+    gen = generator or default_generator
+    return _finish(_backend.on_device(
+        device, lambda xp: gen._rng(xp).integers(low, high, _size((size,)), dtype=np.int64)
+        .astype(d, copy=False)), requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None):
+    gen = generator or default_generator
+    d = as_dtype(dtype) or int64
+    return _finish(_backend.on_device(
+        device, lambda xp: gen._rng(xp).permutation(n).astype(d, copy=False)), False)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False):
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        shape = np.broadcast_shapes(getattr(mean, "shape", ()), getattr(std, "shape", ()))
+        z = randn(shape, generator=generator, dtype=ref.dtype, device=ref.device)
+        return (z * std + mean).detach()
+    z = randn(size if size is not None else (), generator=generator, dtype=dtype, device=device)
+    out = z._data * z._data.dtype.type(std) + z._data.dtype.type(mean)
+    return _finish(out, requires_grad)

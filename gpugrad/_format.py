@@ -1,0 +1,105 @@
+"""PyTorch-style printing of tensors: ``tensor([0., 1., 2.], requires_grad=True)``."""
+from __future__ import annotations
+
+import numpy as np
+
+_opts = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     sci_mode=None):
+    for k, v in (("precision", precision), ("threshold", threshold),
+                 ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if v is not None:
+            _opts[k] = v
+    _opts["sci_mode"] = sci_mode
+
+
+def _summarize(a, edge):
+    """Indices kept when summarizing (None marks the '...')."""
+    if a.ndim == 0 or a.shape[0] <= 2 * edge:
+        return None
+    return list(range(edge)) + [None] + list(range(a.shape[0] - edge, a.shape[0]))
+
+
+def _formatter(a):
+    """A function formatting one element, all elements padded to the same width."""
+    if a.dtype == np.bool_:
+        width = 5 if (~a).any() else 4
+        return lambda v: str(bool(v)).rjust(width)
+    if a.dtype.kind in "iu":
+        width = max((len(str(int(v))) for v in a.ravel()), default=1)
+        return lambda v: str(int(v)).rjust(width)
+    p = _opts["precision"]
+    finite = a[np.isfinite(a)].astype(np.float64)
+    nonzero = np.abs(finite[finite != 0])
+    sci = _opts["sci_mode"]
+    if finite.size and np.all(finite == np.ceil(finite)):
+        if sci is None:
+            sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8)
+        fmt = (lambda v: f"{v:.{p}e}") if sci else (lambda v: f"{v:.0f}.")
+    else:
+        if sci is None:
+            sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000
+                                        or nonzero.max() > 1e8 or nonzero.min() < 1e-4)
+        fmt = (lambda v: f"{v:.{p}e}") if sci else (lambda v: f"{v:.{p}f}")
+
+    def one(v):
+        v = float(v)
+        if np.isnan(v):
+            return "nan"
+        if np.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return fmt(v)
+
+    width = max((len(one(v)) for v in a.ravel()), default=1)
+    return lambda v: one(v).rjust(width)
+
+
+def _rows(a, fmt, indent, summarize, edge):
+    if a.ndim == 0:
+        return fmt(a)
+    keep = _summarize(a, edge) if summarize else None
+    idx = range(a.shape[0]) if keep is None else keep
+    if a.ndim == 1:
+        items = ["..." if i is None else fmt(a[i]) for i in idx]
+        width = max((len(s) for s in items), default=1) + 2
+        per_line = max(1, (_opts["linewidth"] - indent) // width)
+        lines = [", ".join(items[j:j + per_line]) for j in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    sep = "," + "\n" * (a.ndim - 1) + " " * (indent + 1)
+    parts = ["..." if i is None else _rows(a[i], fmt, indent + 1, summarize, edge) for i in idx]
+    return "[" + sep.join(parts) + "]"
+
+
+def format_tensor(t) -> str:
+    from ._backend import CPU
+    from .tensor import DEFAULT
+    a = t._data
+    if not isinstance(a, np.ndarray):
+        a = a.get()
+    summarize = a.size > _opts["threshold"]
+    edge = _opts["edgeitems"]
+    if summarize:  # format only what is shown
+        shown = a
+        for ax in range(a.ndim):
+            if a.shape[ax] > 2 * edge:
+                shown = np.concatenate([np.take(shown, range(edge), axis=ax),
+                                        np.take(shown, range(a.shape[ax] - edge, a.shape[ax]),
+                                                axis=ax)], axis=ax)
+        fmt = _formatter(shown)
+    else:
+        fmt = _formatter(a)
+    body = "[]" if a.size == 0 else _rows(a, fmt, len("tensor("), summarize, edge)
+    suffix = []
+    if a.size == 0 and a.ndim > 1:
+        suffix.append(f"size={tuple(a.shape)}")
+    if t.device != CPU:
+        suffix.append(f"device='{t.device}'")
+    if a.dtype != DEFAULT.float and a.dtype not in (np.int64, np.bool_):
+        suffix.append(f"dtype=gpugrad.{a.dtype.name}")
+    if t.grad_fn is not None:
+        suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t._rg:
+        suffix.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + s for s in suffix) + ")"

@@ -1,0 +1,203 @@
+"""Tensor methods and operators that call ops (attached here, after the ops exist)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _backend
+from ._creation import as_dtype
+from .ops import linalg, pointwise as pw, reduce, shape
+from .tensor import Tensor
+from .tensor_inplace import inplace
+
+
+def _cmp(ufunc):
+    def compare(self, other):
+        o = other._data if isinstance(other, Tensor) else other
+        if isinstance(other, Tensor) and type(o) is not type(self._data):
+            from .ops._op import _device_error
+            raise _device_error(ufunc.__name__, self, other)
+        return Tensor._make(np.asarray(ufunc(self._data, o)) if type(self._data) is np.ndarray
+                            else ufunc(self._data, o))
+    return compare
+
+
+def _logic(name):
+    def op(self, other=None):
+        xp = _backend.xp_of(self._data)
+        f = getattr(xp, name)
+        if other is None:
+            return Tensor._make(f(self._data))
+        return Tensor._make(f(self._data, other._data if isinstance(other, Tensor) else other))
+    return op
+
+
+def _to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``."""
+    dtype, dev = kwargs.get("dtype"), kwargs.get("device")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, dev = a.dtype, a.device
+        elif isinstance(a, (str, _backend.device)) and not _is_dtype_name(a):
+            dev = a
+        elif a is not None:
+            dtype = a
+    dtype = as_dtype(dtype)
+    dev = None if dev is None else _backend.device(dev)
+    if (dtype is None or dtype == self._data.dtype) and (dev is None or dev == self.device):
+        return self
+    return shape.ToCopyBackward0.apply(self, dtype=dtype, device=dev)
+
+
+def _is_dtype_name(a):
+    return isinstance(a, str) and a.replace("torch.", "").replace("gpugrad.", "") in (
+        "float16", "float32", "float64", "int32", "int64", "bool", "half", "float", "double",
+        "long", "int", "int8", "uint8", "int16")
+
+
+def _cuda(self, device=None):
+    return _to(self, "cuda" if device is None else _backend.device(device if not isinstance(
+        device, int) else f"cuda:{device}"))
+
+
+def _type(self, dtype=None):
+    if dtype is None:
+        from .tensor import describe
+        return describe(self._data).split(" ")[0]
+    return _to(self, dtype)
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    from ._creation import randn
+    z = randn(self._data.shape, dtype=self._data.dtype, device=self.device, generator=generator)
+    return inplace(self, lambda t: z * std + mean, raw=lambda a: a.__setitem__(
+        Ellipsis, z._data * a.dtype.type(std) + a.dtype.type(mean)))
+
+
+def _uniform_(self, a=0.0, b=1.0, *, generator=None):
+    from ._creation import rand
+    u = rand(self._data.shape, dtype=self._data.dtype, device=self.device, generator=generator)
+    return inplace(self, lambda t: u * (b - a) + a, raw=lambda x: x.__setitem__(
+        Ellipsis, u._data * x.dtype.type(b - a) + x.dtype.type(a)))
+
+
+def _install():
+    T = Tensor
+    # arithmetic operators
+    T.__add__ = T.__radd__ = lambda s, o: pw.AddBackward0.apply(s, o)
+    T.__sub__ = lambda s, o: pw.SubBackward0.apply(s, o)
+    T.__rsub__ = lambda s, o: pw.RsubBackward1.apply(s, o)
+    T.__mul__ = T.__rmul__ = lambda s, o: pw.MulBackward0.apply(s, o)
+    T.__truediv__ = lambda s, o: pw.DivBackward0.apply(s, o)
+    T.__rtruediv__ = lambda s, o: pw.MulBackward0.apply(pw.ReciprocalBackward0.apply(s), o)
+    T.__floordiv__ = lambda s, o: pw.div(s, o, rounding_mode="floor")
+    T.__rfloordiv__ = lambda s, o: pw.div(Tensor._make(_backend.xp_of(s._data).asarray(o)), s,
+                                          rounding_mode="floor")
+    T.__mod__ = lambda s, o: s - (s // o) * o
+    T.__pow__ = lambda s, o: pw.pow(s, o)
+    T.__rpow__ = lambda s, o: pw.PowBackward2.apply(s, base=o)
+    T.__neg__ = lambda s: pw.NegBackward0.apply(s)
+    T.__pos__ = lambda s: s
+    T.__abs__ = lambda s: pw.AbsBackward0.apply(s)
+    T.__matmul__ = lambda s, o: linalg.matmul(s, o)
+    T.__rmatmul__ = lambda s, o: linalg.matmul(Tensor._make(o) if not isinstance(o, Tensor)
+                                               else o, s)
+    T.__getitem__ = shape.getitem
+    T.__setitem__ = shape.setitem
+    # comparisons and logic (not differentiable)
+    T.__eq__, T.__ne__ = _cmp(np.equal), _cmp(np.not_equal)
+    T.__lt__, T.__le__ = _cmp(np.less), _cmp(np.less_equal)
+    T.__gt__, T.__ge__ = _cmp(np.greater), _cmp(np.greater_equal)
+    T.eq, T.ne, T.lt, T.le, T.gt, T.ge = T.__eq__, T.__ne__, T.__lt__, T.__le__, T.__gt__, T.__ge__
+    T.__and__, T.__or__, T.__xor__ = (_logic("logical_and"), _logic("logical_or"),
+                                      _logic("logical_xor"))
+    T.__invert__ = T.logical_not = _logic("logical_not")
+    T.isnan, T.isinf, T.isfinite = _logic("isnan"), _logic("isinf"), _logic("isfinite")
+    T.equal = lambda s, o: bool(s.shape == o.shape and (s._data == o._data).all())
+    T.allclose = lambda s, o, rtol=1e-05, atol=1e-08, equal_nan=False: bool(
+        _backend.xp_of(s._data).allclose(s._data, o._data, rtol, atol, equal_nan))
+    T.all = lambda s, dim=None, keepdim=False: Tensor._make(
+        _backend.xp_of(s._data).asarray(s._data.all(axis=dim, keepdims=keepdim)))
+    T.any = lambda s, dim=None, keepdim=False: Tensor._make(
+        _backend.xp_of(s._data).asarray(s._data.any(axis=dim, keepdims=keepdim)))
+    # in place
+    T.__iadd__ = T.add_ = lambda s, o, alpha=1: inplace(
+        s, lambda t, v: pw.add(t, v, alpha=alpha), o,
+        raw=lambda a, v: a.__iadd__(v if alpha == 1 else v * alpha))
+    T.__isub__ = T.sub_ = lambda s, o, alpha=1: inplace(
+        s, lambda t, v: pw.sub(t, v, alpha=alpha), o,
+        raw=lambda a, v: a.__isub__(v if alpha == 1 else v * alpha))
+    T.__imul__ = T.mul_ = lambda s, o: inplace(s, pw.mul, o, raw=lambda a, v: a.__imul__(v))
+    T.__itruediv__ = T.div_ = lambda s, o: inplace(s, pw.div, o,
+                                                   raw=lambda a, v: a.__itruediv__(v))
+    T.pow_ = lambda s, o: inplace(s, pw.pow, o)
+    T.neg_ = lambda s: inplace(s, pw.neg)
+    T.exp_ = lambda s: inplace(s, pw.exp)
+    T.relu_ = lambda s: inplace(s, pw.relu)
+    T.sigmoid_ = lambda s: inplace(s, pw.sigmoid)
+    T.tanh_ = lambda s: inplace(s, pw.tanh)
+    T.sqrt_ = lambda s: inplace(s, pw.sqrt)
+    T.clamp_ = T.clip_ = lambda s, min=None, max=None: inplace(
+        s, lambda t: pw.clamp(t, min, max))
+    T.zero_ = lambda s: inplace(s, lambda t: t * 0, raw=lambda a: a.fill(0))
+    T.fill_ = lambda s, v: inplace(s, lambda t, x: t * 0 + x, v,
+                                   raw=lambda a, x: a.fill(x) if not hasattr(x, "shape")
+                                   else a.__setitem__(Ellipsis, x))
+    T.copy_ = lambda s, src, non_blocking=False: inplace(
+        s, lambda t, v: t * 0 + pw.add(v.to(t.dtype) if isinstance(v, Tensor) else v, 0), src,
+        raw=lambda a, v: a.__setitem__(Ellipsis, v))
+    T.normal_, T.uniform_ = _normal_, _uniform_
+    # functions as methods
+    for name, fn in {
+        "add": pw.add, "sub": pw.sub, "subtract": pw.sub, "mul": pw.mul, "multiply": pw.mul,
+        "div": pw.div, "divide": pw.div, "true_divide": pw.div, "neg": pw.neg,
+        "negative": pw.neg, "reciprocal": pw.reciprocal, "pow": pw.pow, "square": pw.square,
+        "exp": pw.exp, "log": pw.log, "sqrt": pw.sqrt, "rsqrt": pw.rsqrt, "abs": pw.abs,
+        "absolute": pw.abs, "sign": pw.sign, "sin": pw.sin, "cos": pw.cos, "tanh": pw.tanh,
+        "sigmoid": pw.sigmoid, "relu": pw.relu, "erf": pw.erf, "clamp": pw.clamp,
+        "clip": pw.clamp, "maximum": pw.maximum, "minimum": pw.minimum,
+        "where": lambda s, cond, other: pw.where(cond, s, other),
+        "matmul": linalg.matmul, "mm": linalg.mm, "mv": linalg.mv, "dot": linalg.dot,
+        "bmm": linalg.bmm,
+        "sum": reduce.sum, "mean": reduce.mean, "var": reduce.var, "std": reduce.std,
+        "max": reduce.max, "min": reduce.min, "amax": reduce.amax, "amin": reduce.amin,
+        "argmax": reduce.argmax, "argmin": reduce.argmin, "norm": reduce.norm,
+        "logsumexp": reduce.logsumexp, "softmax": reduce.softmax,
+        "log_softmax": reduce.log_softmax,
+        "reshape": shape.reshape, "view": shape.view, "flatten": shape.flatten,
+        "squeeze": shape.squeeze, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
+        "expand_as": shape.expand_as, "permute": shape.permute, "transpose": shape.transpose,
+        "swapaxes": shape.transpose, "swapdims": shape.transpose, "t": shape.t,
+        "clone": shape.clone, "contiguous": shape.contiguous, "split": shape.split,
+        "chunk": shape.chunk, "unbind": shape.unbind,
+        "to": _to, "cuda": _cuda, "type": _type,
+        "cpu": lambda s: _to(s, "cpu"),
+        "float": lambda s: _to(s, np.float32), "double": lambda s: _to(s, np.float64),
+        "half": lambda s: _to(s, np.float16), "long": lambda s: _to(s, np.int64),
+        "int": lambda s: _to(s, np.int32), "bool": lambda s: _to(s, np.bool_),
+        "view_as": lambda s, o: shape.view(s, o._data.shape),
+        "reshape_as": lambda s, o: shape.reshape(s, o._data.shape),
+        "new_zeros": lambda s, *size, dtype=None, device=None, requires_grad=False: _new(
+            "zeros", s, size, dtype, device, requires_grad),
+        "new_ones": lambda s, *size, dtype=None, device=None, requires_grad=False: _new(
+            "ones", s, size, dtype, device, requires_grad),
+        "new_tensor": lambda s, data, dtype=None, device=None, requires_grad=False: _new_tensor(
+            s, data, dtype, device, requires_grad),
+    }.items():
+        setattr(T, name, fn)
+    T.T = property(lambda s: shape.permute(s, *range(s.ndim)[::-1]))
+    T.mT = property(lambda s: shape.transpose(s, -2, -1))
+
+
+def _new(kind, s, size, dtype, device, requires_grad):
+    from . import _creation
+    return getattr(_creation, kind)(*size, dtype=dtype or s.dtype, device=device or s.device,
+                                    requires_grad=requires_grad)
+
+
+def _new_tensor(s, data, dtype, device, requires_grad):
+    from ._creation import tensor
+    return tensor(data, dtype=dtype or s.dtype, device=device or s.device,
+                  requires_grad=requires_grad)
+
+
+_install()

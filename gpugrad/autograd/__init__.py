@@ -1,0 +1,139 @@
+"""gpugrad.autograd: the backward engine's public API (``backward``, ``grad``), custom
+``Function``, grad modes, anomaly detection and gradient checking."""
+from __future__ import annotations
+
+from . import graph
+from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, set_detect_anomaly
+from .anomaly import is_enabled as is_anomaly_enabled
+from .engine import execute
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad, set_grad_enabled)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
+           "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck",
+           "GradcheckError", "graph"]
+
+
+def _seq_of(x):
+    from ..tensor import Tensor
+    if x is None:
+        return []
+    return [x] if isinstance(x, Tensor) else list(x)
+
+
+def _roots(outputs, grad_outputs, create_graph):
+    """Edges and seed gradients of the outputs, with PyTorch's checks."""
+    from ..ops._op import edge
+    from ..tensor import Tensor
+    grads = _seq_of(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad_tensors has {len(grads)} tensors but tensors has "
+                           f"{len(outputs)} tensors")
+    edges, seeds = [], []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not out._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._data.dtype.kind not in "fc":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {out.dtype}")
+            a = out._data
+            seed = Tensor._make(_ones(a)) if create_graph else _ones(a)
+        else:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"gradient must be a Tensor or None, got {type(g).__name__}")
+            if g._data.shape != out._data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                    f"output[{i}] has a shape of {out.shape}.")
+            if g.device != out.device:
+                raise RuntimeError(f"invalid gradient at index {i} - expected device "
+                                   f"{out.device} but got {g.device}")
+            seed = g if create_graph else g._data
+        edges.append(edge(out))
+        seeds.append(seed)
+    return edges, seeds
+
+
+def _ones(a):
+    from .._backend import xp_of
+    return xp_of(a).ones(a.shape, dtype=a.dtype)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves (or of
+    ``inputs`` only)."""
+    tensors = _seq_of(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges, seeds = _roots(tensors, grad_tensors, create_graph)
+    if inputs is None:
+        execute(edges, seeds, retain_graph, create_graph)
+        return
+    inputs = _seq_of(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    targets = _targets(inputs, allow_unused=True)
+    captured = execute(edges, seeds, retain_graph, create_graph, targets)
+    for i, t in enumerate(inputs):
+        g = captured.get(i)
+        if g is None:
+            continue
+        if t.grad_fn is None:
+            t._accumulate(g, create_graph)
+            if t._post_acc_hooks:
+                for fn in list(t._post_acc_hooks):
+                    fn(t)
+        elif create_graph:
+            t._grad = g if t._grad is None else t._grad + g
+        else:
+            t._store_grad(g)
+
+
+def _targets(inputs, allow_unused):
+    from ..ops._op import edge
+    targets = {}
+    for i, t in enumerate(inputs):
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        node, nr = edge(t)
+        targets.setdefault(node, []).append((i, nr))
+    return targets
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
+    from ..tensor import Tensor
+    outputs, inputs = _seq_of(outputs), _seq_of(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges, seeds = _roots(outputs, grad_outputs, create_graph)
+    captured = execute(edges, seeds, retain_graph, create_graph, _targets(inputs, allow_unused))
+    result = []
+    for i, t in enumerate(inputs):
+        g = captured.get(i)
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
+            if materialize_grads:
+                from .._creation import zeros_like
+                g = zeros_like(t)
+            result.append(g)
+            continue
+        result.append(g if isinstance(g, Tensor) else Tensor._make(g))
+    return tuple(result)

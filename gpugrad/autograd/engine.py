@@ -1,0 +1,108 @@
+"""The backward engine: iterative, dependency-counted, frees saved values as it goes.
+
+Nodes run in PyTorch's order: a node runs once every edge into it has delivered its gradient,
+and among ready nodes the most recently created runs first (so hooks fire in PyTorch's order).
+"""
+from __future__ import annotations
+
+import heapq
+
+from . import anomaly
+from .grad_mode import state as grad_state
+from .graph import AccumulateGrad
+
+
+def _graph(roots, targets):
+    """Dependency counts of the nodes that must run (all of them, or those reaching a target)."""
+    deps, stack, seen = {}, list(roots), set(roots)
+    parents = {} if targets is not None else None
+    while stack:
+        n = stack.pop()
+        for c, _ in n.next_functions:
+            if c is None:
+                continue
+            if parents is None:
+                deps[c] = deps.get(c, 0) + 1
+            else:
+                parents.setdefault(c, []).append(n)
+            if c not in seen:
+                seen.add(c)
+                stack.append(c)
+    if targets is None:
+        return deps, None
+    needed = {n for n in targets if n in seen}
+    stack = list(needed)
+    while stack:
+        for p in parents.get(stack.pop(), ()):
+            if p not in needed:
+                needed.add(p)
+                stack.append(p)
+    for n in needed:
+        for c, _ in n.next_functions:
+            if c in needed:
+                deps[c] = deps.get(c, 0) + 1
+    return deps, needed
+
+
+def execute(roots, root_grads, retain_graph, create_graph, targets=None):
+    """Run backward from ``roots`` (edges ``(node, output_nr)``) seeded with ``root_grads``.
+
+    ``targets`` maps nodes to the ``(slot, output_nr)`` pairs whose gradients are to be
+    captured and returned instead of accumulated into ``.grad`` (``autograd.grad``).
+    """
+    nodes = [n for n, _ in roots]
+    deps, needed = _graph(nodes, targets)
+    captured = {} if targets is not None else None
+    buffers = {}
+    for (n, nr), g in zip(roots, root_grads):
+        if needed is not None and n not in needed:
+            continue
+        buf = buffers.setdefault(n, [None] * n.n_outputs)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    heap = [(-n._seq, id(n), n) for n in buffers if not deps.get(n)]
+    heapq.heapify(heap)
+    check_nan = anomaly.is_anomaly_check_nan_enabled()
+    prev_mode = grad_state.enabled
+    grad_state.enabled = create_graph
+    try:
+        while heap:
+            n = heapq.heappop(heap)[2]
+            grads = buffers.pop(n, None)
+            if grads is None:
+                grads = [None] * n.n_outputs
+            grads = n._pre(grads)
+            if targets is not None and n in targets:
+                for slot, nr in targets[n]:
+                    captured[slot] = grads[nr]
+                if type(n) is AccumulateGrad:
+                    continue
+            if all(g is None for g in grads):
+                out = (None,) * len(n.next_functions)
+            else:
+                try:
+                    n._check_saved()
+                    out = n._run(grads, create_graph)
+                    out = n._post(out, grads)
+                except Exception:
+                    if anomaly.is_enabled():
+                        anomaly.report(n)
+                    raise
+                if check_nan:
+                    anomaly.check_nan(n, out)
+            if not retain_graph:
+                n._release()
+            for (c, nr), g in zip(n.next_functions, out):
+                if c is None or (needed is not None and c not in needed):
+                    continue
+                if g is not None:
+                    buf = buffers.get(c)
+                    if buf is None:
+                        buf = buffers[c] = [None] * c.n_outputs
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                d = deps[c] - 1
+                deps[c] = d
+                if d == 0:
+                    heapq.heappush(heap, (-c._seq, id(c), c))
+    finally:
+        grad_state.enabled = prev_mode
+    return captured

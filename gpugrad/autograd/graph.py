@@ -1,0 +1,253 @@
+"""Backward graph objects: ``Node`` (one per recorded op) and ``AccumulateGrad`` (one per leaf).
+
+A node keeps only what its backward reads (``_saved``), the edges to the nodes of its inputs
+(``next_functions``) and, lazily, hooks and metadata (``_extra``). The engine frees ``_saved``
+as soon as the node has run, unless the graph is retained.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import weakref
+
+from . import anomaly
+
+_seq = itertools.count()
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+def creation_site() -> str | None:
+    """'file:line' of the first frame outside gpugrad (the user's line that built a node)."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    return None if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``remove()`` takes the hook out again."""
+    __slots__ = ("_list", "_fn")
+
+    def __init__(self, hooks: list, fn):
+        self._list, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        try:
+            self._list.remove(self._fn)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Node:
+    """A recorded operation in the backward graph (``grad_fn``)."""
+    __slots__ = ("next_functions", "_seq", "_saved", "_versions", "_extra", "_in_meta",
+                 "__weakref__")
+    n_outputs = 1
+    saved_names: tuple = ()   # names under which ``_saved_<name>`` exposes saved values
+
+    # -- introspection ------------------------------------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def _x(self) -> dict:
+        if self._extra is None:
+            self._extra = {}
+        return self._extra
+
+    @property
+    def metadata(self) -> dict:
+        return self._x().setdefault("metadata", {})
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs) -> None | grad_outputs``: runs before this node's backward."""
+        hooks = self._x().setdefault("pre_hooks", [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs) -> None | grad_inputs``: runs after its backward."""
+        hooks = self._x().setdefault("hooks", [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def _creation(self) -> str:
+        """', created at file:line' when known (always in anomaly mode)."""
+        site = self._extra and self._extra.get("site")
+        return f", created at {site}" if site else ""
+
+    def __getattr__(self, attr):
+        # ``_saved_self``, ``_saved_other``, ``_saved_result`` ... as PyTorch exposes them
+        if attr.startswith("_saved_") and attr[7:] in type(self).saved_names:
+            if self._saved is None:
+                raise RuntimeError(f"{SECOND_BACKWARD} (node: {self.name()}{self._creation()})")
+            from ..tensor import Tensor
+            value = self._saved[type(self).saved_names.index(attr[7:])]
+            return Tensor._make(value) if hasattr(value, "shape") else value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | {f"_saved_{n}" for n in type(self).saved_names})
+
+    # -- engine interface -----------------------------------------------------------------------
+    def _check_saved(self):
+        """Raise if backward would read values that were freed or modified in place."""
+        if self._saved is None:
+            raise RuntimeError(f"{SECOND_BACKWARD} (node: {self.name()}{self._creation()})")
+        if self._versions is not None:
+            for i, entry in enumerate(self._versions):
+                if entry is not None and entry[0].v != entry[1]:
+                    raise RuntimeError(self._modified_message(i, entry))
+
+    def _modified_message(self, i, entry):
+        from ..tensor import describe
+        box, expected, pos = entry
+        value = self._saved[i]
+        which = ""
+        if pos == -1:
+            which = f", which is output 0 of {self.name()},"
+        elif pos >= 0:
+            node, nr = self.next_functions[pos]
+            if node is not None and not isinstance(node, AccumulateGrad):
+                which = f", which is output {nr} of {node.name()},"
+        elif getattr(value, "grad_fn", None) is not None:
+            which = f", which is output {value._out_nr} of {value.grad_fn.name()},"
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!" if anomaly.is_enabled() else
+                "Hint: enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with gpugrad.autograd.set_detect_anomaly(True).")
+        return (f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{describe(getattr(value, '_data', value))}]{which} is at "
+                f"version {box.v}; expected version {expected} instead. {hint} (needed by "
+                f"{self.name()}{self._creation()})")
+
+    def _pre(self, grads):
+        """Tensor hooks, retain_grad, then node pre-hooks (PyTorch's order)."""
+        ex = self._extra
+        if ex is None:
+            return grads
+        from ..tensor import _unwrap_grad, _wrap_grad
+        th = ex.get("tensor_hooks")
+        if th:
+            for nr, hooks in th.items():
+                if grads[nr] is None:
+                    continue
+                for fn in list(hooks):
+                    out = fn(_wrap_grad(grads[nr]))
+                    if out is not None:
+                        grads[nr] = _unwrap_grad(out, grads[nr])
+        rg = ex.get("retain")
+        if rg:
+            for nr, ref in rg.items():
+                t = ref()
+                if t is not None and grads[nr] is not None:
+                    t._store_grad(grads[nr])
+        pre = ex.get("pre_hooks")
+        if pre:
+            for fn in list(pre):
+                out = fn(tuple(_wrap_grad(g) for g in grads))
+                if out is not None:
+                    grads = [_unwrap_grad(o, g) for o, g in zip(out, grads)]
+        return grads
+
+    def _post(self, grad_inputs, grad_outputs):
+        hooks = self._extra and self._extra.get("hooks")
+        if not hooks:
+            return grad_inputs
+        from ..tensor import _unwrap_grad, _wrap_grad
+        gi = tuple(_wrap_grad(g) for g in grad_inputs)
+        go = tuple(_wrap_grad(g) for g in grad_outputs)
+        for fn in list(hooks):
+            out = fn(gi, go)
+            if out is not None:
+                gi = tuple(out)
+        return tuple(_unwrap_grad(o, g) for o, g in zip(gi, grad_inputs))
+
+    def _release(self):
+        self._saved = None
+        self._versions = None
+
+    def _run(self, grads, create_graph):  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+
+def new_node(cls):
+    """An empty node of ``cls`` with every slot set (subclasses add their own)."""
+    n = cls.__new__(cls)
+    n._seq = next(_seq)
+    n._saved = ()
+    n._versions = None
+    n._extra = None
+    n._in_meta = None
+    return n
+
+
+class AccumulateGrad(Node):
+    """Sink of a leaf: adds the incoming gradient into ``variable.grad``."""
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.variable = variable
+        self.next_functions = ()
+        self._seq = sys.maxsize  # PyTorch runs accumulators as soon as they are ready
+        self._saved = ()
+        self._versions = None
+        self._extra = None
+        self._in_meta = None
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+    def _pre(self, grads):
+        grads = Node._pre(self, grads)
+        hooks = self.variable._hooks
+        if hooks:
+            from ..tensor import _unwrap_grad, _wrap_grad
+            g = grads[0]
+            for fn in list(hooks):
+                out = fn(_wrap_grad(g))
+                if out is not None:
+                    g = _unwrap_grad(out, g)
+            grads = [g]
+        return grads
+
+    def _run(self, grads, create_graph):
+        v = self.variable
+        v._accumulate(grads[0], create_graph)
+        if v._post_acc_hooks:
+            for fn in list(v._post_acc_hooks):
+                fn(v)
+        return ()
+
+    def _release(self):
+        pass  # a leaf's accumulator outlives any one graph
+
+
+def accumulator_of(t) -> AccumulateGrad:
+    """The one AccumulateGrad of leaf ``t`` while any graph references it."""
+    ref = t._acc
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc = weakref.ref(acc)
+    return acc

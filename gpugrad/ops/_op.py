@@ -1,0 +1,262 @@
+"""``Op``: the one base of every differentiable operation.
+
+An op is a ``Node`` subclass holding its forward and its backward side by side. ``apply`` runs
+the forward on arrays (numpy or CuPy, taken from the data), and, when grad mode is on and an
+input requires grad, records the node: its edges, the values ``backward`` declared it reads
+(``saves``, ``saves_output``) with their version counters, and what is needed to sum broadcast
+gradients back to each input's shape. Backward formulas are written against a namespace ``F``:
+on plain backward it is the array module (fast, fused kernels allowed); under
+``create_graph=True`` it is a namespace of differentiable gpugrad ops, so the same formula builds
+the graph of the backward (double backward).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _backend
+from ..autograd import anomaly
+from ..autograd.grad_mode import state as grad_state
+from ..autograd.graph import Node, _seq, accumulator_of
+from ..tensor import Tensor, Version, _wrap_grad
+
+NO_EDGE = (None, 0)
+
+
+def edge(a):
+    """The edge a new node keeps to its input ``a``."""
+    if a.__class__ is not Tensor and not isinstance(a, Tensor) or not a._rg:
+        return NO_EDGE
+    if a._meta is not None and "base" in a._meta:
+        _refresh_view(a)
+    fn = a.grad_fn
+    return (fn, a._out_nr) if fn is not None else (accumulator_of(a), 0)
+
+
+def _refresh_view(v):
+    """A view whose storage changed in place since its grad_fn was recorded (through its base
+    or a sibling view) is re-derived from its base, so its gradient reflects the new values."""
+    m = v._meta
+    if m.get("vver", 0) == v._vbox.v:
+        return
+    m["vver"] = v._vbox.v
+    base = m["base"]
+    if base._rg and base.grad_fn is not None:
+        from .shape import AsStridedBackward0
+        fresh = AsStridedBackward0.apply(base, view_fn=m["view_fn"])
+        v.grad_fn, v._out_nr, v._rg = fresh.grad_fn, 0, True
+
+
+def unbroadcast(F, g, shape):
+    """Sum ``g`` down to ``shape`` (the inverse of broadcasting)."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    if axes:
+        g = F.sum(g, axis=axes, keepdims=True)
+    return F.reshape(g, shape) if g.shape != tuple(shape) else g
+
+
+class ArrayNS:
+    """The array module seen as a backward namespace (``F.fast`` allows fused kernels)."""
+    fast = True
+
+    def __init__(self, xp):
+        self.__dict__.update((k, getattr(xp, k)) for k in dir(xp) if not k.startswith("_"))
+        self.xp = xp
+        from .. import kernels
+        self.erf = kernels.erf
+
+    @staticmethod
+    def astype(a, dtype):
+        return a.astype(dtype, copy=False)
+
+    def index_add(self, shape, index, g):
+        """zeros(shape) with ``g`` added at ``index`` (repeated indices add up)."""
+        out = self.xp.zeros(shape, dtype=g.dtype)
+        if self.xp is np:
+            np.add.at(out, index, g)
+        else:
+            self.xp.add.at(out, index, g)
+        return out
+
+
+_array_ns: dict = {}
+
+
+def array_ns(a) -> ArrayNS:
+    xp = _backend.xp_of(a)
+    ns = _array_ns.get(xp)
+    if ns is None:
+        ns = _array_ns[xp] = ArrayNS(xp)
+    return ns
+
+
+def _device_error(op_name, a, b):
+    return RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, "
+        f"{a.device} and {b.device}! (in {op_name})")
+
+
+class Op(Node):
+    """Base of every recorded operation. Subclasses set the node name as the class name."""
+    __slots__ = ()
+    saves: tuple = ()          # positions of the inputs whose values backward reads
+    saves_output = False       # backward reads the output
+    broadcasts = False         # inputs may broadcast against each other
+    temps: tuple = ()          # extra slots holding arrays to free with the saved values
+
+    # -- forward ------------------------------------------------------------------------------
+    @classmethod
+    def apply(cls, *args, **kw):
+        op = cls.__new__(cls)
+        arrays = []
+        need = False
+        first = None
+        for a in args:
+            if isinstance(a, Tensor):
+                d = a._data
+                if first is None:
+                    first = a
+                elif type(d) is not type(first._data) or (
+                        type(d) is not np.ndarray and d.device != first._data.device):
+                    raise _device_error(cls.__name__, first, a)
+                if a._rg:
+                    need = True
+                arrays.append(d)
+            else:
+                arrays.append(a)
+        xp = np if first is None or type(first._data) is np.ndarray else _backend.xp_of(
+            first._data)
+        try:
+            y = op.forward(xp, *arrays, **kw)
+        except (ValueError, TypeError, IndexError) as e:
+            raise op.bad_input(e, arrays, kw) from None
+        if not (need and grad_state.enabled):
+            if type(y) is tuple:
+                return tuple(Tensor._make(_as_array(v)) for v in y)
+            return Tensor._make(_as_array(y))
+        # record the node
+        op.next_functions = tuple([edge(a) for a in args])
+        op._seq = next(_seq)
+        op._extra = None
+        op._in_meta = None
+        if cls.broadcasts:
+            op._in_meta = _in_meta(arrays, y)
+        if type(y) is tuple:
+            outs = tuple(Tensor._make_result(_as_array(v), op, i) for i, v in enumerate(y))
+            out_vbox = None
+        else:
+            outs = Tensor._make_result(_as_array(y), op, 0)
+            out_vbox = outs._vbox
+        if cls.saves or cls.saves_output:
+            saved, versions = [], []
+            for i in cls.saves:
+                a = args[i]
+                saved.append(arrays[i])
+                if isinstance(a, Tensor):
+                    vb = a._vbox or a._version_box()
+                    versions.append((vb, vb.v, i))
+                else:
+                    versions.append(None)
+            if cls.saves_output:
+                saved.append(outs._data)
+                if out_vbox is None:
+                    out_vbox = outs._vbox = Version()
+                versions.append((out_vbox, 0, -1))
+            op._saved = tuple(saved)
+            op._versions = tuple(versions)
+        else:
+            op._saved = ()
+            op._versions = None
+        if anomaly._state.enabled:
+            anomaly.record(op)
+        return outs
+
+    def forward(self, xp, *arrays, **kw):  # pragma: no cover - every op defines it
+        raise NotImplementedError
+
+    def bad_input(self, e, arrays, kw):
+        """Turn an array-library error into a gpugrad error naming the op (ops refine it)."""
+        shapes = ", ".join(str(list(a.shape)) for a in arrays if hasattr(a, "shape"))
+        return RuntimeError(f"{self.fn_name()}: invalid input ({shapes}): {e}")
+
+    @classmethod
+    def fn_name(cls) -> str:
+        n = cls.__name__
+        return n[:n.index("Backward")].lower() if "Backward" in n else n
+
+    # -- backward -----------------------------------------------------------------------------
+    def backward(self, F, gy, *saved):  # pragma: no cover - every op defines it
+        raise NotImplementedError
+
+    @property
+    def needs_input_grad(self) -> tuple:
+        return tuple(n is not None for n, _ in self.next_functions)
+
+    def _run(self, grads, create_graph):
+        saved = self._saved
+        if create_graph:
+            from . import tensor_ns as F
+            grads = [_wrap_grad(g) for g in grads]
+            saved = self._unpack(saved)
+        else:
+            F = array_ns(next(g for g in grads if g is not None))
+        gxs = self.backward(F, grads[0] if self.n_outputs == 1 else grads, *saved)
+        if type(gxs) is not tuple:
+            gxs = (gxs,)
+        meta = self._in_meta
+        if meta is not None:
+            gxs = tuple(g if g is None or m is None else _fit(F, g, m) for g, m in zip(gxs, meta))
+        return gxs
+
+    def _unpack(self, saved):
+        """Saved arrays as tensors tied back into the graph (for a differentiable backward)."""
+        out = []
+        for value, entry in zip(saved, self._versions or ()):
+            if entry is None:
+                out.append(value)
+            elif entry[2] < 0:
+                out.append(Tensor._make_result(value, self, 0))
+            else:
+                node, nr = self.next_functions[entry[2]]
+                if node is None:
+                    out.append(Tensor._make(value))
+                elif hasattr(node, "variable"):
+                    out.append(node.variable)
+                else:
+                    out.append(Tensor._make_result(value, node, nr))
+        return tuple(out)
+
+    def _release(self):
+        self._saved = None
+        self._versions = None
+        for t in self.temps:
+            setattr(self, t, None)
+
+
+def _as_array(y):
+    return np.asarray(y) if isinstance(y, np.generic) else y
+
+
+def _in_meta(arrays, y):
+    """Per input (shape, dtype) when it differs from the output's, else None for all."""
+    shape, dtype = y.shape, y.dtype
+    meta, differs = [], False
+    for a in arrays:
+        s = getattr(a, "shape", None)
+        if s is None:
+            meta.append(None)
+            continue
+        meta.append((s, a.dtype))
+        if s != shape or a.dtype != dtype:
+            differs = True
+    return tuple(meta) if differs else None
+
+
+def _fit(F, g, meta):
+    shape, dtype = meta
+    if g.shape != shape:
+        g = unbroadcast(F, g, shape)
+    if g.dtype != dtype:
+        g = F.astype(g, dtype)
+    return g

@@ -1,0 +1,179 @@
+"""Matrix products: dot, mv, mm, batched/broadcast matmul, addmm (nn.Linear)."""
+from __future__ import annotations
+
+from ._op import Op
+
+
+def _same_dtype(x, w):
+    if x.dtype != w.dtype:
+        raise TypeError(f"expected m1 and m2 to have the same dtype, but got: {x.dtype.name} != "
+                        f"{w.dtype.name}")
+
+
+class DotBackward0(Op):
+    """y = sum(x * w)   (1-D . 1-D)"""
+    saves = (0, 1)
+    saved_names = ("self", "tensor")
+
+    def forward(self, xp, x, w):
+        _same_dtype(x, w)
+        if x.shape != w.shape:
+            raise ValueError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
+                             f"[{w.shape[0]}] to have the same number of elements, but got "
+                             f"{x.shape[0]} and {w.shape[0]} elements respectively")
+        return xp.dot(x, w)
+
+    def backward(self, F, gy, x, w):
+        return gy * w, gy * x
+
+    def bad_input(self, e, arrays, kw):
+        return RuntimeError(str(e))
+
+
+class MvBackward0(Op):
+    """y = A @ v   (2-D @ 1-D)"""
+    saves = (0, 1)
+    saved_names = ("self", "vec")
+
+    def forward(self, xp, a, v):
+        _same_dtype(a, v)
+        if a.shape[1] != v.shape[0]:
+            raise ValueError(f"size mismatch, got input ({a.shape[0]}), mat "
+                             f"({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})")
+        return a @ v
+
+    def backward(self, F, gy, a, v):
+        ga = F.expand_dims(gy, (1,)) * F.expand_dims(v, (0,)) if self.needs_input_grad[0] else None
+        gv = F.matmul(F.swapaxes(a, 0, 1), gy) if self.needs_input_grad[1] else None
+        return ga, gv
+
+    def bad_input(self, e, arrays, kw):
+        return RuntimeError(str(e))
+
+
+class MmBackward0(Op):
+    """y = x @ w   (2-D @ 2-D)"""
+    saves = (0, 1)
+    saved_names = ("self", "mat2")
+
+    def forward(self, xp, x, w):
+        _same_dtype(x, w)
+        if x.shape[1] != w.shape[0]:
+            raise ValueError(f"mat1 and mat2 shapes cannot be multiplied "
+                             f"({x.shape[0]}x{x.shape[1]} and {w.shape[0]}x{w.shape[1]})")
+        return x @ w
+
+    def backward(self, F, gy, x, w):
+        need = self.needs_input_grad
+        gx = F.matmul(gy, F.swapaxes(w, 0, 1)) if need[0] else None
+        gw = F.matmul(F.swapaxes(x, 0, 1), gy) if need[1] else None
+        return gx, gw
+
+    def bad_input(self, e, arrays, kw):
+        return RuntimeError(str(e))
+
+
+class BmmBackward0(Op):
+    """y = x @ w   (batched, batch dimensions broadcast)"""
+    saves = (0, 1)
+    saved_names = ("self", "mat2")
+    broadcasts = True
+
+    def forward(self, xp, x, w):
+        _same_dtype(x, w)
+        if x.shape[-1] != w.shape[-2]:
+            raise ValueError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                             f"[{', '.join(map(str, x.shape[:-2]))}, {x.shape[-1]}] but got: "
+                             f"[{', '.join(map(str, w.shape[:-2]))}, {w.shape[-2]}].")
+        return xp.matmul(x, w)
+
+    def backward(self, F, gy, x, w):
+        need = self.needs_input_grad
+        gx = F.matmul(gy, F.swapaxes(w, -1, -2)) if need[0] else None
+        gw = F.matmul(F.swapaxes(x, -1, -2), gy) if need[1] else None
+        return gx, gw
+
+    def bad_input(self, e, arrays, kw):
+        return RuntimeError(str(e))
+
+
+class AddmmBackward0(Op):
+    """y = b + x @ w"""
+    saves = (1, 2)
+    saved_names = ("mat1", "mat2")
+    broadcasts = True
+
+    def forward(self, xp, b, x, w):
+        _same_dtype(x, w)
+        if x.shape[1] != w.shape[0]:
+            raise ValueError(f"mat1 and mat2 shapes cannot be multiplied "
+                             f"({x.shape[0]}x{x.shape[1]} and {w.shape[0]}x{w.shape[1]})")
+        y = x @ w
+        y += b
+        return y
+
+    def backward(self, F, gy, x, w):
+        need = self.needs_input_grad
+        gx = F.matmul(gy, F.swapaxes(w, 0, 1)) if need[1] else None
+        gw = F.matmul(F.swapaxes(x, 0, 1), gy) if need[2] else None
+        return gy, gx, gw
+
+    def bad_input(self, e, arrays, kw):
+        return RuntimeError(str(e))
+
+
+def matmul(input, other):
+    from .shape import squeeze, unsqueeze
+    a, b = input.ndim, other.ndim
+    if a == 0 or b == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a}D "
+                           f"and {b}D")
+    if a == 1 and b == 1:
+        return DotBackward0.apply(input, other)
+    if a == 2 and b == 1:
+        return MvBackward0.apply(input, other)
+    if a == 2 and b == 2:
+        return MmBackward0.apply(input, other)
+    if a == 1:
+        return squeeze(matmul(unsqueeze(input, 0), other), -2)
+    if b == 1:
+        return squeeze(matmul(input, unsqueeze(other, -1)), -1)
+    return BmmBackward0.apply(input, other)
+
+
+def mm(input, mat2):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError("self must be a matrix" if input.ndim != 2 else "mat2 must be a matrix")
+    return MmBackward0.apply(input, mat2)
+
+
+def mv(input, vec):
+    return MvBackward0.apply(input, vec)
+
+
+def dot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    return DotBackward0.apply(input, other)
+
+
+def bmm(input, mat2):
+    return BmmBackward0.apply(input, mat2)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    if beta != 1 or alpha != 1:
+        return input * beta + matmul(mat1, mat2) * alpha
+    return AddmmBackward0.apply(input, mat1, mat2)
+
+
+def linear(input, weight, bias=None):
+    """y = input @ weight.T + bias   (the op behind nn.Linear: AddmmBackward0 for 2-D input)"""
+    from .shape import t
+    if input.ndim == 2 and bias is not None:
+        return AddmmBackward0.apply(bias, input, t(weight))
+    y = matmul(input, t(weight))
+    return y + bias if bias is not None else y
+
+
+OPS = [DotBackward0, MvBackward0, MmBackward0, BmmBackward0, AddmmBackward0]

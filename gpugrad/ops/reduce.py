@@ -1,0 +1,414 @@
+"""Reductions (sum, mean, var, std, max, min, norm, logsumexp) and softmax / log_softmax."""
+from __future__ import annotations
+
+import builtins
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from ..tensor import DEFAULT, Tensor
+from ._op import Op
+
+values_indices = namedtuple("return_types", ["values", "indices"])
+
+
+def _axes(dim, ndim):
+    """``dim`` (int, sequence or None) as a sorted tuple of non-negative axes, or None."""
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    n = builtins.max(ndim, 1)
+    out = []
+    for d in dims:
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}]"
+                             f", but got {d})")
+        out.append(d % n)
+    return tuple(sorted(out)) if ndim else ()
+
+
+def _expand(F, g, shape, axes, keepdims):
+    """Broadcast a reduced gradient back over the reduced axes."""
+    if axes is None:
+        return F.broadcast_to(g, shape)
+    if not keepdims and axes:
+        g = F.expand_dims(g, axes)
+    return F.broadcast_to(g, shape)
+
+
+class SumBackward0(Op):
+    """y = sum(x)"""
+    __slots__ = ("shape",)
+
+    def forward(self, xp, x):
+        self.shape = x.shape
+        return x.sum()
+
+    def backward(self, F, gy):
+        return F.broadcast_to(gy, self.shape)
+
+
+class SumBackward1(Op):
+    """y = sum(x, dim, keepdim)"""
+    __slots__ = ("shape", "axes", "keepdims")
+
+    def forward(self, xp, x, axes=None, keepdims=False):
+        self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
+        return x.sum(axis=axes, keepdims=keepdims)
+
+    def backward(self, F, gy):
+        return _expand(F, gy, self.shape, self.axes, self.keepdims)
+
+
+class MeanBackward0(Op):
+    """y = mean(x)"""
+    __slots__ = ("shape",)
+
+    def forward(self, xp, x):
+        self.shape = x.shape
+        return x.mean()
+
+    def backward(self, F, gy):
+        return F.broadcast_to(gy / builtins.max(math.prod(self.shape), 1), self.shape)
+
+
+class MeanBackward1(Op):
+    """y = mean(x, dim, keepdim)"""
+    __slots__ = ("shape", "axes", "keepdims")
+
+    def forward(self, xp, x, axes=None, keepdims=False):
+        self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
+        return x.mean(axis=axes, keepdims=keepdims)
+
+    def backward(self, F, gy):
+        n = math.prod(self.shape[a] for a in self.axes)
+        return _expand(F, gy / builtins.max(n, 1), self.shape, self.axes, self.keepdims)
+
+
+class VarBackward0(Op):
+    """y = sum((x - mean)^2) / (N - correction)"""
+    __slots__ = ("axes", "keepdims", "correction")
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x, axes=None, keepdims=False, correction=1):
+        self.axes, self.keepdims, self.correction = axes, keepdims, correction
+        return x.var(axis=axes, keepdims=keepdims, ddof=correction)
+
+    def backward(self, F, gy, x):
+        axes = self.axes if self.axes is not None else tuple(range(x.ndim))
+        n = math.prod(x.shape[a] for a in axes)
+        centred = x - F.mean(x, axis=axes, keepdims=True)
+        g = _expand(F, gy, x.shape, axes, self.keepdims)
+        return g * centred * (2.0 / builtins.max(n - self.correction, 0))
+
+
+class StdBackward0(Op):
+    """y = sqrt(var(x))"""
+    __slots__ = ("axes", "keepdims", "correction")
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+
+    def forward(self, xp, x, axes=None, keepdims=False, correction=1):
+        self.axes, self.keepdims, self.correction = axes, keepdims, correction
+        return x.std(axis=axes, keepdims=keepdims, ddof=correction)
+
+    def backward(self, F, gy, x, y):
+        axes = self.axes if self.axes is not None else tuple(range(x.ndim))
+        n = math.prod(x.shape[a] for a in axes)
+        centred = x - F.mean(x, axis=axes, keepdims=True)
+        g = _expand(F, gy / y, x.shape, axes, self.keepdims)
+        return g * centred * (1.0 / builtins.max(n - self.correction, 0))
+
+
+class MaxBackward1(Op):
+    """y = max(x)   (NOTE: ties share the gradient evenly, as PyTorch)"""
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+
+    def forward(self, xp, x):
+        if x.size == 0:
+            raise ValueError("max(): Expected reduction dim to be specified for input.numel() "
+                             "== 0. Specify the reduction dim with the 'dim' argument.")
+        return x.max()
+
+    def backward(self, F, gy, x, y):
+        hit = x == y
+        return (F.where(hit, gy / x.dtype.type(F.sum(hit)), 0) if F.fast
+                else gy * hit / F.sum(hit * 1.0))
+
+
+class MinBackward1(MaxBackward1):
+    """y = min(x)"""
+
+    def forward(self, xp, x):
+        if x.size == 0:
+            raise ValueError("min(): Expected reduction dim to be specified for input.numel() "
+                             "== 0. Specify the reduction dim with the 'dim' argument.")
+        return x.min()
+
+
+class MaxBackward0(Op):
+    """values = max(x, dim); the gradient flows to the (first) arg-max"""
+    __slots__ = ("onehot", "axis", "keepdims")
+    temps = ("onehot",)
+
+    def forward(self, xp, x, axis=0, keepdims=False, largest=True):
+        idx = xp.argmax(x, axis=axis, keepdims=True) if largest else xp.argmin(
+            x, axis=axis, keepdims=True)
+        shape = [1] * x.ndim
+        shape[axis] = x.shape[axis]
+        self.onehot = xp.arange(x.shape[axis]).reshape(shape) == idx
+        self.axis, self.keepdims = axis, keepdims
+        values = xp.take_along_axis(x, idx, axis=axis)
+        if not keepdims:
+            values, idx = values.squeeze(axis), idx.squeeze(axis)
+        return values, idx
+
+    def backward(self, F, grads):
+        gy = grads[0]
+        if not self.keepdims:
+            gy = F.expand_dims(gy, (self.axis,))
+        return F.where(self.onehot, gy, 0) if F.fast else gy * self.onehot
+
+
+class MinBackward0(MaxBackward0):
+    __slots__ = ()
+
+    def forward(self, xp, x, axis=0, keepdims=False, largest=False):
+        return MaxBackward0.forward(self, xp, x, axis, keepdims, largest=False)
+
+
+for _cls in (MaxBackward0, MinBackward0):
+    _cls.n_outputs = 2
+
+
+class LinalgVectorNormBackward0(Op):
+    """y = (sum |x|^p)^(1/p)"""
+    __slots__ = ("ord", "axes", "keepdims")
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+
+    def forward(self, xp, x, ord=2, axes=None, keepdims=False):
+        self.ord, self.axes, self.keepdims = ord, axes, keepdims
+        a = xp.abs(x)
+        if ord == 2:
+            return xp.sqrt((x * x).sum(axis=axes, keepdims=keepdims))
+        if ord == 1:
+            return a.sum(axis=axes, keepdims=keepdims)
+        if ord == math.inf:
+            return a.max(axis=axes, keepdims=keepdims)
+        if ord == 0:
+            return (a != 0).sum(axis=axes, keepdims=keepdims).astype(x.dtype)
+        return (a ** ord).sum(axis=axes, keepdims=keepdims) ** (1.0 / ord)
+
+    def backward(self, F, gy, x, y):
+        p = self.ord
+        g = _expand(F, gy, x.shape, self.axes, self.keepdims)
+        yb = _expand(F, y, x.shape, self.axes, self.keepdims)
+        if p == 2:
+            # NOTE: the subgradient at x == 0 is taken as 0 (y == 0 there), as PyTorch
+            safe = F.where(yb == 0, 1, yb) if F.fast else F.where(yb == 0, F.ones_like(yb), yb)
+            return g * x / safe
+        if p == 1:
+            return g * F.sign(x)
+        if p == math.inf:
+            hit = F.abs(x) == yb
+            n = F.sum(hit, axis=self.axes, keepdims=True) if F.fast else F.sum(
+                hit * 1.0, axis=self.axes, keepdims=True)
+            return g * F.sign(x) * hit / n
+        if p == 0:
+            return g * 0
+        return g * F.sign(x) * F.abs(x) ** (p - 1) / yb ** (p - 1)
+
+
+class LogsumexpBackward0(Op):
+    """y = log(sum(exp(x)))   (computed stably around the max)"""
+    __slots__ = ("axes", "keepdims")
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+
+    def forward(self, xp, x, axes=None, keepdims=False):
+        self.axes, self.keepdims = axes, keepdims
+        m = x.max(axis=axes, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
+        m = xp.where(xp.isfinite(m), m, 0)
+        y = xp.log(xp.exp(x - m).sum(axis=axes, keepdims=True)) + m
+        return y if keepdims else y.squeeze(axis=axes)
+
+    def backward(self, F, gy, x, y):
+        g = _expand(F, gy, x.shape, self.axes, self.keepdims)
+        yb = _expand(F, y, x.shape, self.axes, self.keepdims)
+        return g * F.exp(x - yb)
+
+
+class SoftmaxBackward0(Op):
+    """y = exp(x) / sum(exp(x), dim)"""
+    __slots__ = ("axis",)
+    saves_output = True
+    saved_names = ("result",)
+
+    def forward(self, xp, x, axis=-1):
+        self.axis = axis
+        e = xp.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    def backward(self, F, gy, y):
+        return y * (gy - F.sum(gy * y, axis=self.axis, keepdims=True))
+
+
+class LogSoftmaxBackward0(Op):
+    """y = x - logsumexp(x, dim)"""
+    __slots__ = ("axis",)
+    saves_output = True
+    saved_names = ("result",)
+
+    def forward(self, xp, x, axis=-1):
+        self.axis = axis
+        z = x - x.max(axis=axis, keepdims=True)
+        return z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+
+    def backward(self, F, gy, y):
+        return gy - F.exp(y) * F.sum(gy, axis=self.axis, keepdims=True)
+
+
+# -- public functions ---------------------------------------------------------------------------
+def _float_input(name, x):
+    if x._data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
+                           f"a floating point or complex dtype. Got: {_torch_name(x._data.dtype)}")
+
+
+def _torch_name(dtype):
+    return {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
+            "uint8": "Byte"}.get(dtype.name, dtype.name)
+
+
+def _cast(input, dtype):
+    return input if dtype is None else input.to(dtype)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    input = _cast(input, dtype)
+    if dim is None:
+        return SumBackward0.apply(input)
+    return SumBackward1.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    input = _cast(input, dtype)
+    _float_input("mean", input)
+    if dim is None:
+        return MeanBackward0.apply(input)
+    return MeanBackward1.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):  # var(x, False): the old positional ``unbiased``
+        dim, unbiased = None, dim
+    _float_input("var", input)
+    return VarBackward0.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim,
+                              correction=_correction(unbiased, correction))
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    _float_input("std", input)
+    return StdBackward0.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim,
+                              correction=_correction(unbiased, correction))
+
+
+def _max_min(full, per_dim, input, dim, keepdim, other):
+    if isinstance(dim, Tensor):  # max(a, b): elementwise
+        other = dim
+    if other is not None:
+        from . import pointwise
+        return (pointwise.maximum if full is MaxBackward1 else pointwise.minimum)(input, other)
+    if dim is None:
+        return full.apply(input)
+    axis = _axes(dim, input.ndim)
+    axis = axis[0] if axis else 0
+    if input.ndim == 0:
+        return values_indices(full.apply(input), Tensor._make(np.zeros((), np.int64)))
+    values, idx = per_dim.apply(input, axis=axis, keepdims=keepdim)
+    idx._rg, idx.grad_fn = False, None  # indices are not differentiable
+    return values_indices(values, idx)
+
+
+def max(input, dim=None, keepdim=False, *, other=None):
+    return _max_min(MaxBackward1, MaxBackward0, input, dim, keepdim, other)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):
+    return _max_min(MinBackward1, MinBackward0, input, dim, keepdim, other)
+
+
+def amax(input, dim=None, keepdim=False):
+    return max(input) if dim is None else max(input, dim, keepdim).values
+
+
+def amin(input, dim=None, keepdim=False):
+    return min(input) if dim is None else min(input, dim, keepdim).values
+
+
+def _arg(fn, input, dim, keepdim):
+    x = input._data
+    if dim is None:
+        return Tensor._make(fn(x.reshape(-1)).astype(np.int64))
+    axis = _axes(dim, x.ndim)[0] if x.ndim else None
+    r = fn(x, axis=axis, keepdims=keepdim)
+    return Tensor._make(r.astype(np.int64) if hasattr(r, "astype") else np.asarray(r, np.int64))
+
+
+def argmax(input, dim=None, keepdim=False):
+    from .._backend import xp_of
+    return _arg(xp_of(input._data).argmax, input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    from .._backend import xp_of
+    return _arg(xp_of(input._data).argmin, input, dim, keepdim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    input = _cast(input, dtype)
+    _float_input("linalg.vector_norm", input)
+    ord = 2 if p in ("fro", None) else (math.inf if p in ("inf", float("inf")) else p)
+    return LinalgVectorNormBackward0.apply(input, ord=ord, axes=_axes(dim, input.ndim),
+                                           keepdims=keepdim)
+
+
+def logsumexp(input, dim, keepdim=False):
+    return LogsumexpBackward0.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim)
+
+
+def softmax(input, dim=None, dtype=None):
+    input = _cast(input, dtype)
+    if input._data.dtype.kind != "f":
+        input = input.to(DEFAULT.float)
+    return SoftmaxBackward0.apply(input, axis=_axes(-1 if dim is None else dim, input.ndim)[0]
+                                  if input.ndim else 0)
+
+
+def log_softmax(input, dim=None, dtype=None):
+    input = _cast(input, dtype)
+    if input._data.dtype.kind != "f":
+        input = input.to(DEFAULT.float)
+    return LogSoftmaxBackward0.apply(input, axis=_axes(-1 if dim is None else dim, input.ndim)[0]
+                                     if input.ndim else 0)
+
+
+OPS = [SumBackward0, SumBackward1, MeanBackward0, MeanBackward1, VarBackward0, StdBackward0,
+       MaxBackward1, MinBackward1, MaxBackward0, MinBackward0, LinalgVectorNormBackward0,
+       LogsumexpBackward0, SoftmaxBackward0, LogSoftmaxBackward0]

@@ -1,0 +1,558 @@
+"""Shape ops: views (reshape, transpose, squeeze, indexing ...), copies, cat/stack/split, and
+assignment into a tensor (``__setitem__``)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _backend
+from ..tensor import Tensor
+from ._op import Op, unbroadcast
+
+
+def _as_view(out, x, view_fn):
+    """Mark ``out`` as a view of ``x``: same storage version counter, replayable from the base."""
+    m = x._meta
+    base = m.get("base") if m else None
+    if base is None:
+        base, fn = x, view_fn
+    else:
+        prev = m["view_fn"]
+        fn = lambda a: view_fn(prev(a))  # noqa: E731
+    om = out._m()
+    om["base"], om["view_fn"] = base, fn
+    out._vbox = x._version_box()
+    om["vver"] = out._vbox.v
+    return out
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+class ViewBackward0(Op):
+    """y = reshape(x, shape)"""
+    __slots__ = ("shape",)
+
+    def forward(self, xp, x, shape=None):
+        self.shape = x.shape
+        return x.reshape(shape)
+
+    def backward(self, F, gy):
+        return F.reshape(gy, self.shape)
+
+    def bad_input(self, e, arrays, kw):
+        return RuntimeError(f"shape '{list(kw['shape'])}' is invalid for input of size "
+                            f"{arrays[0].size}")
+
+
+class UnsafeViewBackward0(ViewBackward0):
+    """y = reshape(x, shape) of a non-contiguous x (a copy)"""
+    __slots__ = ()
+
+
+class SqueezeBackward0(ViewBackward0):
+    __slots__ = ()
+
+
+class SqueezeBackward1(ViewBackward0):
+    __slots__ = ()
+
+
+class UnsqueezeBackward0(ViewBackward0):
+    __slots__ = ()
+
+
+class ExpandBackward0(Op):
+    """y = broadcast_to(x, shape)"""
+    __slots__ = ("shape",)
+
+    def forward(self, xp, x, shape=None):
+        self.shape = x.shape
+        return xp.broadcast_to(x, shape)
+
+    def backward(self, F, gy):
+        return unbroadcast(F, gy, self.shape)
+
+    def bad_input(self, e, arrays, kw):
+        return RuntimeError(f"The expanded size of the tensor must match the existing size "
+                            f"(got {list(arrays[0].shape)} expanded to {list(kw['shape'])})")
+
+
+class PermuteBackward0(Op):
+    """y = transpose(x, axes)"""
+    __slots__ = ("axes",)
+
+    def forward(self, xp, x, axes=None):
+        self.axes = axes
+        return x.transpose(axes)
+
+    def backward(self, F, gy):
+        return F.transpose(gy, tuple(np.argsort(self.axes)))
+
+
+class TransposeBackward0(PermuteBackward0):
+    __slots__ = ()
+
+
+class TBackward0(PermuteBackward0):
+    __slots__ = ()
+
+
+class CloneBackward0(Op):
+    """y = copy of x"""
+
+    def forward(self, xp, x):
+        return x.copy()
+
+    def backward(self, F, gy):
+        return gy
+
+
+class ToCopyBackward0(Op):
+    """y = x cast to another dtype (or device)"""
+    __slots__ = ("dtype", "device")
+
+    def forward(self, xp, x, dtype=None, device=None):
+        self.dtype, self.device = x.dtype, _backend.device_of(x)
+        y = x if dtype is None else x.astype(dtype)
+        return y if device is None else _backend.to_device(y, device)
+
+    def backward(self, F, gy):
+        g = F.astype(gy, self.dtype) if gy.dtype != self.dtype else gy
+        if F.fast:
+            return _backend.to_device(g, self.device)
+        return g.to(self.device)
+
+
+class CatBackward0(Op):
+    """y = concatenate(xs, dim)"""
+    __slots__ = ("axis", "sizes")
+
+    def forward(self, xp, *xs, axis=0):
+        self.axis = axis
+        self.sizes = [x.shape[axis] for x in xs]
+        return xp.concatenate(xs, axis=axis)
+
+    def backward(self, F, gy):
+        out, start = [], 0
+        lead = (slice(None),) * self.axis
+        for n in self.sizes:
+            out.append(gy[lead + (slice(start, start + n),)])
+            start += n
+        return tuple(out)
+
+    def bad_input(self, e, arrays, kw):
+        return RuntimeError(f"Sizes of tensors must match except in dimension {kw['axis']}. "
+                            f"Got shapes {[list(a.shape) for a in arrays]}")
+
+
+class StackBackward0(Op):
+    """y = stack(xs, dim)"""
+    __slots__ = ("axis", "n")
+
+    def forward(self, xp, *xs, axis=0):
+        self.axis, self.n = axis, len(xs)
+        return xp.stack(xs, axis=axis)
+
+    def backward(self, F, gy):
+        lead = (slice(None),) * self.axis
+        return tuple(gy[lead + (i,)] for i in range(self.n))
+
+    def bad_input(self, e, arrays, kw):
+        return RuntimeError(f"stack expects each tensor to be equal size, but got "
+                            f"{[list(a.shape) for a in arrays]}")
+
+
+class SplitBackward0(Op):
+    """ys = split(x, sizes, dim)   (one output per piece)"""
+    __slots__ = ("axis", "sizes", "shape")
+
+    @property
+    def n_outputs(self):
+        return len(self.sizes)
+
+    def forward(self, xp, x, sizes=None, axis=0):
+        self.axis, self.sizes, self.shape = axis, sizes, x.shape
+        lead = (slice(None),) * axis
+        out, start = [], 0
+        for n in sizes:
+            out.append(x[lead + (slice(start, start + n),)])
+            start += n
+        return tuple(out)
+
+    def backward(self, F, grads):
+        parts = []
+        for g, n in zip(grads, self.sizes):
+            if g is None:
+                shape = list(self.shape)
+                shape[self.axis] = n
+                ref = next(x for x in grads if x is not None)
+                g = F.zeros_like(ref, shape=tuple(shape)) if F.fast else _zeros_t(ref, shape)
+            parts.append(g)
+        return F.concatenate(parts, axis=self.axis)
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    __slots__ = ()
+
+
+class UnbindBackward0(SplitBackward0):
+    """ys = x[0], x[1], ... along dim (the pieces drop that dim)"""
+    __slots__ = ()
+
+    def forward(self, xp, x, sizes=None, axis=0):
+        ys = SplitBackward0.forward(self, xp, x, sizes=[1] * x.shape[axis], axis=axis)
+        return tuple(y.squeeze(axis) for y in ys)
+
+    def backward(self, F, grads):
+        return SplitBackward0.backward(
+            self, F, [None if g is None else F.expand_dims(g, (self.axis,)) for g in grads])
+
+
+def _zeros_t(ref, shape):
+    return Tensor._make(_backend.xp_of(ref._data).zeros(shape, dtype=ref._data.dtype))
+
+
+# -- indexing -----------------------------------------------------------------------------------
+class SliceBackward0(Op):
+    """y = x[index]"""
+    __slots__ = ("shape", "index")
+
+    def forward(self, xp, x, index=None):
+        self.shape, self.index = x.shape, index
+        return x[index]
+
+    def backward(self, F, gy):
+        return F.index_add(self.shape, self.index, gy)
+
+    def bad_input(self, e, arrays, kw):
+        msg = str(e).replace("axis", "dimension")
+        return IndexError(msg) if isinstance(e, IndexError) else RuntimeError(msg)
+
+
+class SelectBackward0(SliceBackward0):
+    __slots__ = ()
+
+
+class IndexBackward0(SliceBackward0):
+    __slots__ = ()
+
+
+class IndexPutBackward0(Op):
+    """y = zeros(shape) with g added at index   (the backward of indexing, made differentiable)"""
+    __slots__ = ("index",)
+
+    def forward(self, xp, g, shape=None, index=None):
+        self.index = index
+        from ._op import array_ns
+        return array_ns(g).index_add(shape, index, g)
+
+    def backward(self, F, gy):
+        return gy[self.index]
+
+
+class CopySlices(Op):
+    """x[index] = value, recorded in place: y = x with the indexed region replaced by value"""
+    __slots__ = ("index", "vshape")
+
+    def forward(self, xp, x, value, index=None):
+        self.index = index
+        self.vshape = getattr(value, "shape", ())
+        y = x.copy()
+        y[index] = value
+        return y
+
+    def backward(self, F, gy):
+        gv = None
+        if self.next_functions[1][0] is not None:
+            gv = unbroadcast(F, gy[self.index], self.vshape)
+        if F.fast:
+            gx = gy.copy()
+            gx[self.index] = 0
+        else:
+            mask = _backend.xp_of(gy._data).ones(gy.shape, dtype=gy._data.dtype)
+            mask[self.index] = 0
+            gx = gy * mask
+        return gx, gv
+
+    def name(self):
+        return "CopySlices"
+
+    def bad_input(self, e, arrays, kw):
+        return SliceBackward0.bad_input(self, e, arrays, kw)
+
+
+class AsStridedBackward0(Op):
+    """view = view_fn(base): a view re-derived from its base after an in-place change"""
+    __slots__ = ("view_fn", "shape")
+
+    def forward(self, xp, base, view_fn=None):
+        self.view_fn, self.shape = view_fn, base.shape
+        return view_fn(base)
+
+    def backward(self, F, gy):
+        if not F.fast:
+            raise RuntimeError("double backward through an in-place update of a view is not "
+                               "supported; clone() the view before modifying it")
+        g = F.zeros(self.shape, dtype=gy.dtype)
+        self.view_fn(g)[...] = gy
+        return g
+
+
+class ViewCopySlices(Op):
+    """base with the region seen through ``view_fn`` replaced by a new value (in-place on a view)"""
+    __slots__ = ("view_fn",)
+
+    def forward(self, xp, base, value, view_fn=None):
+        self.view_fn = view_fn
+        return base  # the data was already written in place through the view
+
+    def backward(self, F, gy):
+        if not F.fast:
+            raise RuntimeError("double backward through an in-place update of a view is not "
+                               "supported; clone() the view before modifying it")
+        gv = self.view_fn(gy).copy()
+        gb = gy.copy()
+        self.view_fn(gb)[...] = 0
+        return gb, gv
+
+    def name(self):
+        return "CopySlices"
+
+
+def _normalize_index(index, xp):
+    """PyTorch index -> array index; also says which node name it records under."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    out, kind = [], "select"
+    for i in index:
+        if isinstance(i, Tensor):
+            i = i._data
+            if i.ndim == 0 and i.dtype.kind in "iu":
+                i = int(i)
+        if isinstance(i, (list, np.ndarray)) or (xp is not np and isinstance(i, xp.ndarray)):
+            i = xp.asarray(i)
+            if i.dtype.kind not in "iub":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            kind = "index"
+        elif isinstance(i, bool):
+            kind = "index"
+        elif isinstance(i, (slice, type(None), type(Ellipsis))):
+            if kind == "select":
+                kind = "slice"
+        elif isinstance(i, (int, np.integer)):
+            i = int(i)
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             f"byte Variables are valid indices (got {type(i).__name__})")
+        out.append(i)
+    return tuple(out), kind
+
+
+_INDEX_NODES = {"select": SelectBackward0, "slice": SliceBackward0, "index": IndexBackward0}
+
+
+def getitem(x, index):
+    xp = _backend.xp_of(x._data)
+    idx, kind = _normalize_index(index, xp)
+    y = _INDEX_NODES[kind].apply(x, index=idx)
+    if kind != "index":
+        _as_view(y, x, lambda a: a[idx])
+    return y
+
+
+def setitem(x, index, value):
+    xp = _backend.xp_of(x._data)
+    idx, _ = _normalize_index(index, xp)
+    from ..tensor_inplace import inplace
+    inplace(x, lambda t, v: CopySlices.apply(t, v, index=idx), value,
+            raw=lambda a, v: a.__setitem__(idx, v))
+
+
+# -- public functions ---------------------------------------------------------------------------
+def reshape(input, *shape):
+    shape = _shape_arg(shape)
+    x = input._data
+    y = ViewBackward0.apply(input, shape=shape)
+    if y._data.base is not None and (y._data.base is x or y._data.base is x.base):
+        _as_view(y, input, lambda a: a.reshape(shape))
+    return y
+
+
+def view(input, *shape):
+    if isinstance(shape[0] if shape else None, np.dtype) or (
+            shape and isinstance(shape[0], type)):
+        raise RuntimeError("view(dtype) is not supported; use .to(dtype)")
+    if not input._data.flags.c_contiguous and input._data.ndim > 1:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return reshape(input, *shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    n = input.ndim
+    if n == 0:
+        return reshape(input, 1)
+    s, e = start_dim % n, end_dim % n
+    shape = input._data.shape
+    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+
+
+def squeeze(input, dim=None):
+    shape = input._data.shape
+    if dim is None:
+        new = tuple(s for s in shape if s != 1)
+        return _view_op(SqueezeBackward0, input, new)
+    dims = {d % max(input.ndim, 1) for d in ((dim,) if isinstance(dim, int) else dim)}
+    new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+    return _view_op(SqueezeBackward1, input, new)
+
+
+def unsqueeze(input, dim):
+    n = input.ndim + 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    shape = list(input._data.shape)
+    shape.insert(dim % n, 1)
+    return _view_op(UnsqueezeBackward0, input, tuple(shape))
+
+
+def _view_op(cls, input, shape):
+    y = cls.apply(input, shape=shape)
+    return _as_view(y, input, lambda a: a.reshape(shape))
+
+
+def expand(input, *sizes):
+    sizes = _shape_arg(sizes)
+    shape = input._data.shape
+    lead = len(sizes) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"expand(gpugrad.Tensor{{{list(shape)}}}, size={list(sizes)}): the "
+                           "number of sizes provided ({}) must be greater or equal to the number "
+                           "of dimensions in the tensor ({})".format(len(sizes), len(shape)))
+    full = tuple(shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+    return ExpandBackward0.apply(input, shape=full)
+
+
+def expand_as(input, other):
+    return expand(input, other._data.shape)
+
+
+def broadcast_to(input, shape):
+    return expand(input, tuple(shape))
+
+
+def permute(input, *dims):
+    dims = _shape_arg(dims)
+    n = input.ndim
+    if sorted(d % max(n, 1) for d in dims) != list(range(n)):
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {n} is not equal to len(dims) = {len(dims)}"
+                           if len(dims) != n else f"permute(): duplicate dims are not allowed.")
+    axes = tuple(d % n for d in dims)
+    y = PermuteBackward0.apply(input, axes=axes)
+    return _as_view(y, input, lambda a: a.transpose(axes))
+
+
+def transpose(input, dim0, dim1):
+    n = max(input.ndim, 1)
+    axes = list(range(input.ndim))
+    if input.ndim:
+        d0, d1 = input._dim(dim0), input._dim(dim1)
+        axes[d0], axes[d1] = axes[d1], axes[d0]
+    axes = tuple(axes)
+    del n
+    y = TransposeBackward0.apply(input, axes=axes)
+    return _as_view(y, input, lambda a: a.transpose(axes))
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input.ndim}D")
+    axes = tuple(range(input.ndim))[::-1]
+    y = TBackward0.apply(input, axes=axes)
+    return _as_view(y, input, lambda a: a.transpose(axes))
+
+
+def clone(input, *, memory_format=None):
+    return CloneBackward0.apply(input)
+
+
+def contiguous(input, memory_format=None):
+    return input if input._data.flags.c_contiguous else CloneBackward0.apply(input)
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    ref = tensors[0]
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [ref]
+    axis = tensors[0]._dim(dim)
+    return CatBackward0.apply(*tensors, axis=axis)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    n = tensors[0].ndim + 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return StackBackward0.apply(*tensors, axis=dim % n)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    axis = tensor._dim(dim)
+    n = tensor._data.shape[axis]
+    if isinstance(split_size_or_sections, int):
+        k = split_size_or_sections
+        sizes = [k] * (n // k) + ([n % k] if n % k else []) if k > 0 else [n]
+        cls = SplitBackward0
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {dim}), but got "
+                               f"split_sizes={sizes}")
+        cls = SplitWithSizesBackward0
+    outs = cls.apply(tensor, sizes=sizes, axis=axis)
+    return tuple(_as_view(o, tensor, _piece(axis, s, k))
+                 for o, s, k in zip(outs, np.cumsum([0] + sizes[:-1]), sizes))
+
+
+def _piece(axis, start, n):
+    sl = (slice(None),) * axis + (slice(int(start), int(start + n)),)
+    return lambda a: a[sl]
+
+
+def chunk(input, chunks, dim=0):
+    n = input._data.shape[input._dim(dim)]
+    return split(input, max(-(-n // chunks), 1), dim)
+
+
+def unbind(input, dim=0):
+    axis = input._dim(dim)
+    return UnbindBackward0.apply(input, axis=axis)
+
+
+OPS = [ViewBackward0, UnsafeViewBackward0, SqueezeBackward0, SqueezeBackward1,
+       UnsqueezeBackward0, ExpandBackward0, PermuteBackward0, TransposeBackward0, TBackward0,
+       CloneBackward0, ToCopyBackward0, CatBackward0, StackBackward0, SplitBackward0,
+       SplitWithSizesBackward0, UnbindBackward0, SliceBackward0, SelectBackward0, IndexBackward0,
+       IndexPutBackward0, CopySlices, AsStridedBackward0, ViewCopySlices]

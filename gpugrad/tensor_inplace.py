@@ -1,0 +1,99 @@
+"""In-place operations: run the op out of place, write the result into the tensor's storage,
+bump the storage's version counter, and move the tensor (and the base of a view) onto the new
+node, as PyTorch does."""
+from __future__ import annotations
+
+from .autograd.grad_mode import no_grad
+from .autograd.grad_mode import state as grad_state
+from .tensor import Tensor
+
+LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation.")
+HINT = (" Wrap the update in `with gpugrad.no_grad():` (as optimizers do), or use an "
+        "out-of-place op.")
+_KIND = {"f": "Float", "i": "Long", "u": "Byte", "b": "Bool", "c": "ComplexFloat"}
+
+
+def check(t) -> bool:
+    """Raise if ``t`` may not be modified in place now; return whether the graph must record it."""
+    if not grad_state.enabled:
+        return False
+    if t._rg and t.grad_fn is None:
+        raise RuntimeError(LEAF + HINT)
+    base = t._base
+    if base is not None and base._rg and base.grad_fn is None:
+        raise RuntimeError(VIEW_OF_LEAF + HINT)
+    return True
+
+
+def inplace(t, compute, *args, raw=None):
+    """``t = compute(t, *args)`` in place. ``raw(array, *arrays)`` is the fast path used when
+    nothing needs recording."""
+    record = check(t) and (t._rg or (t._base is not None and t._base._rg)
+                           or any(isinstance(a, Tensor) and a._rg for a in args))
+    if not record:
+        if raw is not None:
+            vals = [_raw_value(a, t._data) for a in args]
+            _guard(t, lambda: raw(t._data, *vals))
+        else:
+            with no_grad():
+                out = compute(t, *args)
+            write(t, out._data)
+        t._version_box().v += 1
+        return t
+    out = compute(t, *args)
+    node = out.grad_fn
+    old = t._data
+    if node._saved:  # values the new node saved from the storage about to be overwritten
+        alias = [s is old for s in node._saved]
+        if any(alias):
+            node._saved = tuple(s.copy() if a else s for s, a in zip(node._saved, alias))
+            node._versions = tuple(None if a else v for v, a in zip(node._versions, alias))
+    write(t, out._data)
+    t._version_box().v += 1
+    base = t._base
+    if base is None:
+        t.grad_fn, t._out_nr, t._rg = node, 0, True
+        return t
+    from .ops.shape import AsStridedBackward0, ViewCopySlices
+    view_fn = t._meta["view_fn"]
+    new_base = ViewCopySlices.apply(base, out, view_fn=view_fn)
+    base.grad_fn, base._out_nr, base._rg = new_base.grad_fn, 0, True
+    refreshed = AsStridedBackward0.apply(base, view_fn=view_fn)
+    t.grad_fn, t._out_nr, t._rg = refreshed.grad_fn, 0, True
+    t._meta["vver"] = t._vbox.v
+    return t
+
+
+def write(t, y):
+    """Copy ``y`` into ``t``'s storage, with PyTorch's errors for what cannot be written."""
+    a = t._data
+    if y.shape != a.shape:
+        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
+                           f"{list(y.shape)}")
+    if y.dtype.kind == "f" and a.dtype.kind in "iub" or y.dtype.kind in "iu" and a.dtype.kind == "b":
+        raise RuntimeError(f"result type {_KIND[y.dtype.kind]} can't be cast to the desired "
+                           f"output type {_KIND[a.dtype.kind]}")
+    _guard(t, lambda: a.__setitem__(Ellipsis, y))
+
+
+def _guard(t, fn):
+    try:
+        fn()
+    except ValueError as e:
+        if "read-only" in str(e) or "not writeable" in str(e):
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.") from None
+        raise RuntimeError(str(e)) from None
+
+
+def _raw_value(v, like):
+    if isinstance(v, Tensor):
+        v = v._data
+        if type(v) is not type(like):
+            from .ops._op import _device_error
+            raise _device_error("in-place op", Tensor._make(like), Tensor._make(v))
+    return v

@@ -1,0 +1,41 @@
+// gx[i, j] = (exp(logp[i, j]) - [j == target[i]]) * gy * scale   reference: gpugrad/kernels.py softmax_xent_bwd
+// logp: (N, C) log-softmax, contiguous, n = N * C elements, cols = C. target: int64 (N,); rows
+// with target < 0 are ignored (gradient 0); a target >= C matches no column (the reference
+// raises IndexError instead; the caller validates). gy: one value (gy_stride = 0, 'mean'/'sum')
+// or one per row (gy_stride = 1, 'none'). scale = 1 / (number of counted rows) for 'mean'.
+
+template <typename T>
+__device__ __forceinline__ void softmax_xent_bwd(const T* __restrict__ logp,
+                                                 const long long* __restrict__ target,
+                                                 const T* __restrict__ gy, T* __restrict__ gx,
+                                                 double scale, long long gy_stride,
+                                                 long long cols, long long n) {
+  const T s = T(scale);
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const long long row = i / cols;
+    const long long t = target[row];
+    if (t < 0) {
+      gx[i] = T(0);
+      continue;
+    }
+    T g = exp(logp[i]);
+    if (i - row * cols == t) g -= T(1);
+    gx[i] = g * (gy[row * gy_stride] * s);
+  }
+}
+
+// Unmangled entry points, one per dtype; gpugrad/_cuda_kernels.py binds arguments by name.
+extern "C" __global__ void softmax_xent_bwd_float(const float* logp, const long long* target,
+                                                  const float* gy, float* gx, double scale,
+                                                  long long gy_stride, long long cols,
+                                                  long long n) {
+  softmax_xent_bwd(logp, target, gy, gx, scale, gy_stride, cols, n);
+}
+
+extern "C" __global__ void softmax_xent_bwd_double(const double* logp, const long long* target,
+                                                   const double* gy, double* gx, double scale,
+                                                   long long gy_stride, long long cols,
+                                                   long long n) {
+  softmax_xent_bwd(logp, target, gy, gx, scale, gy_stride, cols, n);
+}
