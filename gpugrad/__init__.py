@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+import builtins
+
 from . import _methods  # noqa: F401  (attaches op methods and operators to Tensor)
 from . import autograd
 from ._backend import device, set_default_device
@@ -70,3 +72,14 @@ def __getattr__(name):
     if name in ("save", "load"):
         return getattr(importlib.import_module("gpugrad.serialization"), name)
     raise AttributeError(f"module 'gpugrad' has no attribute '{name}'")
+
+
+def from_dlpack(ext):
+    """A tensor sharing memory with any DLPack producer (numpy, CuPy, PyTorch ...)."""
+    import numpy as np
+    dev_type = ext.__dlpack_device__()[0] if hasattr(ext, "__dlpack_device__") else 1
+    if builtins.int(dev_type) == 1:  # kDLCPU
+        return Tensor._make(np.from_dlpack(ext))
+    from ._backend import _require_cuda
+    cp = _require_cuda(device("cuda"))
+    return Tensor._make(cp.from_dlpack(ext))

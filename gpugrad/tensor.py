@@ -95,8 +95,6 @@ class Tensor:
         t._grad = None
         t._acc = None
         t._meta = None
-        if grad_state.inference:
-            t._m()["inference"] = True
         return t
 
     @staticmethod
@@ -390,6 +388,16 @@ class Tensor:
                             "Tensor.cpu() to copy the tensor to host memory first.")
         a = self._data
         return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if self._rg:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        if stream is None:
+            return self._data.__dlpack__(**kwargs)
+        return self._data.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
 
     def __len__(self):
         if self._data.ndim == 0:

@@ -1,4 +1,5 @@
-// m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)   reference: gpugrad/kernels.py adam_step
+// p -= lr m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps)   reference: gpugrad/kernels.py adam_step
+// with m = b1 m + (1-b1) g,  v = b2 v + (1-b2) g^2,  t = step.
 // In place on p, m, v. decoupled = 0: Adam, weight decay added to g (L2); decoupled = 1: AdamW,
 // p *= 1 - lr wd first. Hyper-parameters arrive as double and the bias corrections are formed in
 // double once per thread, then rounded to T, as the reference does on the host: in float,

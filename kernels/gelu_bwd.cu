@@ -1,4 +1,4 @@
-// gx = gy * (Phi(x) + x phi(x)), tanh form when tanh_approx   reference: gpugrad/kernels.py gelu_bwd
+// gx = gy * (Phi(x) + x phi(x)), or its tanh form   reference: gpugrad/kernels.py gelu_bwd
 // Exact:  Phi(x) = (1 + erf(x / sqrt 2)) / 2,  phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
 // Tanh:   th = tanh(k (x + c x^3)),  k = sqrt(2 / pi),  c = 0.044715,
 //         gx = gy * ((1 + th) / 2 + x (1 - th^2) k (1 + 3 c x^2) / 2).

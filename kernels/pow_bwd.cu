@@ -1,6 +1,6 @@
 // gx = gy * p * x^(p - 1)   reference: gpugrad/kernels.py pow_bwd
 // p is a number (double); p and p - 1 are rounded to T once, like the reference's t(p), t(p - 1).
-// pow of a negative base with an integral exponent is exact-signed (C semantics), as in numpy.
+// A negative base with an integral exponent is well defined (C pow semantics), as in numpy.
 
 template <typename T>
 __device__ __forceinline__ void pow_bwd(const T* __restrict__ x, const T* __restrict__ gy,

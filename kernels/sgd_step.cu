@@ -1,4 +1,5 @@
-// d = g + wd p;  buf = d if first else momentum buf + (1 - dampening) d;  p -= lr (d + momentum buf if nesterov else buf)   reference: gpugrad/kernels.py sgd_step
+// p -= lr * (d + momentum buf if nesterov else buf)   reference: gpugrad/kernels.py sgd_step
+// with d = g + wd p,  buf = d if first else momentum buf + (1 - dampening) d.
 // In place on p and buf (PyTorch's SGD). buf is not touched (and may be null) when
 // momentum == 0. Hyper-parameters arrive as double and are rounded to T once, like the
 // reference's t(...) on host-computed Python floats; arrays contiguous, n elements.
@@ -12,12 +13,14 @@ __device__ __forceinline__ void sgd_step(T* __restrict__ p, const T* __restrict_
   const T tm = T(momentum);
   const T tdamp = T(1 - dampening);
   const T twd = T(weight_decay);
+  const bool decay = weight_decay != 0;
+  const bool use_momentum = momentum != 0;
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     const T pi = p[i];
     T d = g[i];
-    if (weight_decay != 0) d = d + twd * pi;
-    if (momentum != 0) {
+    if (decay) d = d + twd * pi;
+    if (use_momentum) {
       const T b = first ? d : buf[i] * tm + tdamp * d;
       buf[i] = b;
       d = nesterov ? d + tm * b : b;

@@ -1,4 +1,4 @@
-// gx[i, j] = (exp(logp[i, j]) - [j == target[i]]) * gy * scale   reference: gpugrad/kernels.py softmax_xent_bwd
+// gx = (exp(logp) - onehot(target)) * gy * scale   reference: gpugrad/kernels.py softmax_xent_bwd
 // logp: (N, C) log-softmax, contiguous, n = N * C elements, cols = C. target: int64 (N,); rows
 // with target < 0 are ignored (gradient 0); a target >= C matches no column (the reference
 // raises IndexError instead; the caller validates). gy: one value (gy_stride = 0, 'mean'/'sum')

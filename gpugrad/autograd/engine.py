@@ -5,7 +5,7 @@ and among ready nodes the most recently created runs first (so hooks fire in PyT
 """
 from __future__ import annotations
 
-import heapq
+from heapq import heapify, heappop, heappush
 
 from . import anomaly
 from .grad_mode import state as grad_state
@@ -60,29 +60,30 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
         buf = buffers.setdefault(n, [None] * n.n_outputs)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     heap = [(-n._seq, id(n), n) for n in buffers if not deps.get(n)]
-    heapq.heapify(heap)
+    heapify(heap)
     check_nan = anomaly.is_anomaly_check_nan_enabled()
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph
     try:
         while heap:
-            n = heapq.heappop(heap)[2]
+            n = heappop(heap)[2]
             grads = buffers.pop(n, None)
             if grads is None:
                 grads = [None] * n.n_outputs
-            grads = n._pre(grads)
+            if n._extra is not None or n.__class__ is AccumulateGrad:
+                grads = n._pre(grads)
             if targets is not None and n in targets:
                 for slot, nr in targets[n]:
                     captured[slot] = grads[nr]
-                if type(n) is AccumulateGrad:
+                if n.__class__ is AccumulateGrad:
                     continue
-            if all(g is None for g in grads):
+            if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
                 out = (None,) * len(n.next_functions)
             else:
                 try:
-                    n._check_saved()
                     out = n._run(grads, create_graph)
-                    out = n._post(out, grads)
+                    if n._extra is not None:
+                        out = n._post(out, grads)
                 except Exception:
                     if anomaly.is_enabled():
                         anomaly.report(n)
@@ -97,12 +98,17 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                 if g is not None:
                     buf = buffers.get(c)
                     if buf is None:
-                        buf = buffers[c] = [None] * c.n_outputs
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                        if c.n_outputs == 1:
+                            buffers[c] = [g]
+                        else:
+                            buf = buffers[c] = [None] * c.n_outputs
+                            buf[nr] = g
+                    else:
+                        buf[nr] = g if buf[nr] is None else buf[nr] + g
                 d = deps[c] - 1
                 deps[c] = d
                 if d == 0:
-                    heapq.heappush(heap, (-c._seq, id(c), c))
+                    heappush(heap, (-c._seq, id(c), c))
     finally:
         grad_state.enabled = prev_mode
     return captured

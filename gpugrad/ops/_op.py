@@ -80,15 +80,28 @@ class ArrayNS:
         return out
 
 
-_array_ns: dict = {}
+_array_ns: dict = {}   # array type -> namespace
 
 
 def array_ns(a) -> ArrayNS:
-    xp = _backend.xp_of(a)
-    ns = _array_ns.get(xp)
+    ns = _array_ns.get(a.__class__)
     if ns is None:
-        ns = _array_ns[xp] = ArrayNS(xp)
+        xp = _backend.xp_of(a)
+        ns = next((v for v in _array_ns.values() if v.xp is xp), None) or ArrayNS(xp)
+        _array_ns[a.__class__] = ns
     return ns
+
+
+def out_of_memory(e, where):
+    """CuPy's (or numpy's) allocation failure as gpugrad's error naming the size asked for."""
+    import re
+    from ..cuda import OutOfMemoryError
+    m = re.search(r"allocating ([\d,]+) bytes", str(e))
+    size = f"{int(m.group(1).replace(',', '')) / 2**20:.2f} MiB" if m else "memory"
+    device = "CUDA" if "cupy" in type(e).__module__ else "CPU"
+    return OutOfMemoryError(f"{device} out of memory. Tried to allocate {size} (in {where}); no "
+                            f"tensor was modified. Free tensors you no longer need, use a smaller "
+                            f"batch, or call gpugrad.cuda.empty_cache(). ({e})")
 
 
 def _device_error(op_name, a, b):
@@ -131,17 +144,26 @@ class Op(Node):
             y = op.forward(xp, *arrays, **kw)
         except (ValueError, TypeError, IndexError) as e:
             raise op.bad_input(e, arrays, kw) from None
+        except MemoryError as e:
+            raise out_of_memory(e, cls.__name__) from None
         if not (need and grad_state.enabled):
             if type(y) is tuple:
                 return tuple(Tensor._make(_as_array(v)) for v in y)
-            return Tensor._make(_as_array(y))
+            out = Tensor._make(y if y.__class__ is np.ndarray else _as_array(y))
+            if grad_state.inference:
+                out._m()["inference"] = True
+            return out
         # record the node
         op.next_functions = tuple([edge(a) for a in args])
         op._seq = next(_seq)
         op._extra = None
         op._in_meta = None
         if cls.broadcasts:
-            op._in_meta = _in_meta(arrays, y)
+            ys, yd = y.shape, y.dtype
+            for a in arrays:
+                if hasattr(a, "shape") and (a.shape != ys or a.dtype != yd):
+                    op._in_meta = _in_meta(arrays, y)
+                    break
         if type(y) is tuple:
             outs = tuple(Tensor._make_result(_as_array(v), op, i) for i, v in enumerate(y))
             out_vbox = None
@@ -195,12 +217,15 @@ class Op(Node):
 
     def _run(self, grads, create_graph):
         saved = self._saved
+        if saved is None or self._versions is not None:
+            self._check_saved()
         if create_graph:
             from . import tensor_ns as F
             grads = [_wrap_grad(g) for g in grads]
             saved = self._unpack(saved)
         else:
-            F = array_ns(next(g for g in grads if g is not None))
+            g0 = grads[0]
+            F = array_ns(g0 if g0 is not None else next(g for g in grads if g is not None))
         gxs = self.backward(F, grads[0] if self.n_outputs == 1 else grads, *saved)
         if type(gxs) is not tuple:
             gxs = (gxs,)

@@ -1,0 +1,257 @@
+"""CuPy side of :mod:`gpugrad.kernels`: compile ``kernels/<source>`` with NVRTC, bind, launch.
+
+Every ``.cu`` exports one ``extern "C"`` entry per dtype, ``<name>_float`` and ``<name>_double``.
+Arguments are bound to the entry's parameters *by name*, so the ``.cu`` signature is the one
+description of a kernel's calling convention:
+
+- a parameter named like an argument of the numpy reference receives that argument: a pointer
+  gets the array (cast to the pointee type, broadcast, made contiguous), a scalar the value
+  converted to the parameter's C type. ``const`` pointers are inputs; a non-const pointer the
+  reference names is updated in place;
+- a pointer the reference does not name is an output, allocated like the first array argument;
+- ``n`` is the element count of the first array argument, ``cols`` its last dimension;
+- ``<arg>_stride`` is 0 when ``<arg>`` holds one value (read by every element, no broadcast copy)
+  and 1 when it holds one value per element (per row when the entry takes ``cols``).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _backend
+
+COMPILE_SECONDS: dict[str, float] = {}   # kernel name -> seconds its first compile took
+THREADS = 256
+BLOCKS_PER_SM = 32
+NVRTC_OPTIONS = ("--std=c++17",)
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+# An installed wheel carries the sources inside the package; a source checkout has them at the
+# repository root.
+KERNEL_DIRS = (_PACKAGE_DIR / "kernels", _PACKAGE_DIR.parent / "kernels")
+
+CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+_C_DTYPES = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}
+
+
+class KernelCompileError(RuntimeError):
+    """NVRTC rejected a kernel source; the message carries NVRTC's log."""
+
+
+class Param(NamedTuple):
+    name: str
+    ctype: str        # pointee type for pointers: "float", "double", "long long", "int"
+    pointer: bool
+    const: bool
+
+
+# -- sources ---------------------------------------------------------------------------------
+def kernel_path(source: str) -> Path:
+    for d in KERNEL_DIRS:
+        path = d / source
+        if path.is_file():
+            return path
+    raise FileNotFoundError(
+        f"kernel source {source!r} not found in " + " or ".join(str(d) for d in KERNEL_DIRS))
+
+
+@functools.lru_cache(maxsize=None)
+def read_source(source: str) -> str:
+    return kernel_path(source).read_text()
+
+
+_ENTRY = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(([^)]*)\)')
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def parse_entries(text: str) -> dict[str, tuple[Param, ...]]:
+    """The ``extern "C" __global__`` entries of a source and their parameters."""
+    entries = {}
+    for name, params in _ENTRY.findall(_COMMENT.sub("", text)):
+        entries[name] = tuple(_parse_param(p) for p in params.split(",") if p.strip())
+    return entries
+
+
+def _parse_param(decl: str) -> Param:
+    words = decl.replace("__restrict__", " ").replace("*", " * ").split()
+    pointer, const = "*" in words, "const" in words
+    words = [w for w in words if w not in ("*", "const")]
+    return Param(words[-1], " ".join(words[:-1]), pointer, const)
+
+
+@functools.lru_cache(maxsize=None)
+def entries_of(source: str) -> dict[str, tuple[Param, ...]]:
+    return parse_entries(read_source(source))
+
+
+# -- NVRTC -------------------------------------------------------------------------------------
+def nvrtc_module():
+    """CuPy's NVRTC binding. Needs no GPU or driver, only CuPy and libnvrtc (CuPy >= 14 finds the
+    ``nvidia-cuda-nvrtc-cu12`` wheel's copy by itself)."""
+    cp = _backend.cupy_module()
+    if cp is None:
+        raise ImportError(f"compiling CUDA kernels needs CuPy ({_backend._cupy_error})")
+    nvrtc = cp.cuda.nvrtc
+    try:
+        nvrtc.getVersion()
+    except Exception as e:
+        raise ImportError(
+            f"CuPy cannot load NVRTC ({type(e).__name__}: {e}); "
+            "install it with: pip install nvidia-cuda-nvrtc-cu12") from e
+    return nvrtc
+
+
+def compile_to_ptx(source_text: str, name: str, arch: str = "sm_80") -> str:
+    """Compile a CUDA C++ translation unit to PTX for ``arch`` with NVRTC alone (no GPU needed).
+
+    Raises :class:`KernelCompileError` with NVRTC's log when the source does not compile.
+    """
+    nvrtc = nvrtc_module()
+    prog = nvrtc.createProgram(source_text, name, [], [])
+    try:
+        try:
+            nvrtc.compileProgram(prog, [f"-arch={arch}", *NVRTC_OPTIONS])
+        except nvrtc.NVRTCError as e:
+            log = nvrtc.getProgramLog(prog)
+            raise KernelCompileError(
+                f"NVRTC failed to compile {name} for {arch} ({e}):\n{log}") from None
+        ptx = nvrtc.getPTX(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    return ptx.decode() if isinstance(ptx, bytes) else ptx
+
+
+# -- launch ------------------------------------------------------------------------------------
+_modules: dict = {}   # (kernel name, device id) -> cupy.RawModule
+_functions: dict = {}  # (kernel name, ctype, device id) -> cupy.RawFunction
+_sm_counts: dict = {}  # device id -> multiprocessor count
+
+
+def _function(kernel, entry: str, device_id: int):
+    key = (kernel.name, entry, device_id)
+    fn = _functions.get(key)
+    if fn is None:
+        cp = _backend.cupy_module()
+        mod = _modules.get((kernel.name, device_id))
+        start = time.perf_counter()
+        if mod is None:
+            # One module per device holds every dtype's entry; CuPy caches the binary on disk.
+            mod = _modules[(kernel.name, device_id)] = cp.RawModule(
+                code=read_source(kernel.source), options=NVRTC_OPTIONS)
+        fn = _functions[key] = mod.get_function(entry)   # compiles on first use
+        COMPILE_SECONDS.setdefault(kernel.name, time.perf_counter() - start)
+    return fn
+
+
+def _grid(n: int, device_id: int) -> int:
+    sms = _sm_counts.get(device_id)
+    if sms is None:
+        cp = _backend.cupy_module()
+        sms = _sm_counts[device_id] = cp.cuda.Device(device_id).attributes["MultiProcessorCount"]
+    # Enough blocks to fill the GPU; the grid-stride loops cover the rest.
+    return max(1, min(-(-n // THREADS), BLOCKS_PER_SM * sms))
+
+
+@functools.lru_cache(maxsize=None)
+def _ref_names(ref) -> tuple[str, ...]:
+    return tuple(inspect.signature(ref).parameters)[1:]   # drop xp
+
+
+def bind(kernel, args, xp):
+    """Map a reference call ``kernel.ref(xp, *args)`` onto the kernel entry's parameters.
+
+    Returns ``(entry, kernel_args, n, outputs, writeback)``: ``writeback`` lists
+    ``(array, contiguous_copy)`` pairs for in-place arguments the kernel could not update
+    directly. ``xp`` is the array module (numpy works too, which lets tests check the binding
+    without a GPU).
+    """
+    names = _ref_names(kernel.ref)
+    if len(args) != len(names):
+        raise TypeError(f"{kernel.name}() takes {len(names)} arguments "
+                        f"({', '.join(names)}), got {len(args)}")
+    bound = dict(zip(names, args))
+    first = next((a for a in args if isinstance(a, xp.ndarray)), None)
+    if first is None:
+        raise TypeError(f"{kernel.name}: expected at least one array argument")
+    ctype = CTYPES.get(first.dtype)
+    if ctype is None:
+        raise TypeError(f"{kernel.name}: CUDA kernel supports float32 and float64, "
+                        f"got {first.dtype}")
+    entry = f"{kernel.name}_{ctype}"
+    params = entries_of(kernel.source).get(entry)
+    if params is None:
+        raise RuntimeError(f"{kernel.name}: {kernel.source} has no entry {entry}")
+    pnames = {p.name for p in params}
+    per_row_shape = first.shape[:-1] if "cols" in pnames else first.shape
+
+    values, outputs, writeback = {}, [], []
+    for p in params:
+        if p.name in bound:
+            a = bound[p.name]
+            if not p.pointer:
+                values[p.name] = _C_DTYPES[p.ctype](a)
+            elif a is None:
+                values[p.name] = np.uint64(0)   # null: the entry documents when it is unused
+            else:
+                values[p.name], values[p.name + "_stride"], copy = _prepare(
+                    xp, kernel, p, a, first.shape, per_row_shape, p.name + "_stride" in pnames)
+                if copy is not None:
+                    writeback.append((a, copy))
+        elif p.pointer:
+            out = xp.empty(first.shape, _C_DTYPES[p.ctype])
+            outputs.append(out)
+            values[p.name] = out
+    values["n"] = np.int64(first.size)
+    values["cols"] = np.int64(first.shape[-1] if first.ndim else 1)
+    try:
+        kernel_args = tuple(
+            np.int64(values[p.name]) if p.name.endswith("_stride") else values[p.name]
+            for p in params)
+    except KeyError as e:
+        raise RuntimeError(f"{kernel.name}: cannot bind parameter {e} of {entry}") from None
+    return entry, kernel_args, first.size, outputs, writeback
+
+
+def _prepare(xp, kernel, p, a, shape, per_row_shape, strided):
+    """(contiguous array for pointer parameter ``p``, its stride, copy to write back or None)."""
+    dtype = np.dtype(_C_DTYPES[p.ctype])
+    if not p.const:   # updated in place: the caller's array must see the result
+        if a.shape != shape:
+            raise ValueError(f"{kernel.name}: {p.name} has shape {a.shape}, expected {shape}")
+        if a.dtype == dtype and a.flags.c_contiguous:
+            return a, 1, None
+        copy = xp.ascontiguousarray(a, dtype=dtype)
+        return copy, 1, copy
+    a = xp.asarray(a)
+    if strided:
+        if a.size == 1:
+            return xp.ascontiguousarray(a.reshape(1), dtype=dtype), 0, None
+        return xp.ascontiguousarray(xp.broadcast_to(a, per_row_shape), dtype=dtype), 1, None
+    if dtype.kind != "f":   # index arrays (targets) keep their own shape
+        if a.shape != per_row_shape:
+            raise ValueError(
+                f"{kernel.name}: {p.name} has shape {a.shape}, expected {per_row_shape}")
+        return xp.ascontiguousarray(a, dtype=dtype), 1, None
+    return xp.ascontiguousarray(xp.broadcast_to(a, shape), dtype=dtype), 1, None
+
+
+def launch(kernel, args):
+    """Run ``kernel`` on CuPy arrays; returns what ``kernel.ref`` returns (None when in place)."""
+    cp = _backend.cupy_module()
+    first = next(a for a in args if isinstance(a, cp.ndarray))
+    with first.device as device:
+        entry, kernel_args, n, outputs, writeback = bind(kernel, args, cp)
+        fn = _function(kernel, entry, device.id)
+        if n:
+            fn((_grid(n, device.id),), (THREADS,), kernel_args)
+        for a, copy in writeback:
+            a[...] = copy
+    if kernel.outputs == 0:
+        return None
+    return outputs[0] if kernel.outputs == 1 else tuple(outputs)
