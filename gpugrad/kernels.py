@@ -64,13 +64,19 @@ def leaky_relu_bwd(xp, x, gy, slope):
 @kernel("sigmoid_bwd.cu")
 def sigmoid_bwd(xp, y, gy):
     """gx = gy * y * (1 - y)"""
-    return gy * y * (1 - y)
+    t = 1 - y
+    t *= y
+    t *= gy
+    return t
 
 
 @kernel("tanh_bwd.cu")
 def tanh_bwd(xp, y, gy):
     """gx = gy * (1 - y * y)"""
-    return gy * (1 - y * y)
+    t = y * y
+    xp.subtract(1, t, out=t)
+    t *= gy
+    return t
 
 
 @kernel("gelu_bwd.cu")

@@ -14,22 +14,29 @@ from .graph import AccumulateGrad
 
 def _graph(roots, targets):
     """Dependency counts of the nodes that must run (all of them, or those reaching a target)."""
-    deps, stack, seen = {}, list(roots), set(roots)
-    parents = {} if targets is not None else None
+    deps, stack, rootset = {}, list(roots), set(roots)
+    if targets is None:
+        while stack:
+            for c, _ in stack.pop().next_functions:
+                if c is None:
+                    continue
+                if c in deps:
+                    deps[c] += 1
+                else:
+                    deps[c] = 1
+                    if c not in rootset:
+                        stack.append(c)
+        return deps, None
+    parents, seen = {}, set(roots)
     while stack:
         n = stack.pop()
         for c, _ in n.next_functions:
             if c is None:
                 continue
-            if parents is None:
-                deps[c] = deps.get(c, 0) + 1
-            else:
-                parents.setdefault(c, []).append(n)
+            parents.setdefault(c, []).append(n)
             if c not in seen:
                 seen.add(c)
                 stack.append(c)
-    if targets is None:
-        return deps, None
     needed = {n for n in targets if n in seen}
     stack = list(needed)
     while stack:
@@ -59,14 +66,14 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
             continue
         buf = buffers.setdefault(n, [None] * n.n_outputs)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
-    heap = [(-n._seq, id(n), n) for n in buffers if not deps.get(n)]
+    heap = [(-n._seq, n) for n in buffers if not deps.get(n)]
     heapify(heap)
     check_nan = anomaly.is_anomaly_check_nan_enabled()
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph
     try:
         while heap:
-            n = heappop(heap)[2]
+            n = heappop(heap)[1]
             grads = buffers.pop(n, None)
             if grads is None:
                 grads = [None] * n.n_outputs
@@ -108,7 +115,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                 d = deps[c] - 1
                 deps[c] = d
                 if d == 0:
-                    heappush(heap, (-c._seq, id(c), c))
+                    heappush(heap, (-c._seq, c))
     finally:
         grad_state.enabled = prev_mode
     return captured

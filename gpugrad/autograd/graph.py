@@ -206,7 +206,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.variable = variable
         self.next_functions = ()
-        self._seq = sys.maxsize  # PyTorch runs accumulators as soon as they are ready
+        self._seq = (1 << 62) + next(_seq)  # PyTorch runs accumulators as soon as they are ready
         self._saved = ()
         self._versions = None
         self._extra = None

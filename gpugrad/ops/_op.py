@@ -104,6 +104,13 @@ def out_of_memory(e, where):
                             f"batch, or call gpugrad.cuda.empty_cache(). ({e})")
 
 
+_tnew = object.__new__
+
+
+def _first_tensor(args):
+    return next(a for a in args if isinstance(a, Tensor))
+
+
 def _device_error(op_name, a, b):
     return RuntimeError(
         f"Expected all tensors to be on the same device, but found at least two devices, "
@@ -121,72 +128,110 @@ class Op(Node):
     # -- forward ------------------------------------------------------------------------------
     @classmethod
     def apply(cls, *args, **kw):
-        op = cls.__new__(cls)
-        arrays = []
+        rec = grad_state.enabled
         need = False
         first = None
+        arrays = []
+        edges = [] if rec else None
         for a in args:
             if isinstance(a, Tensor):
                 d = a._data
                 if first is None:
-                    first = a
-                elif type(d) is not type(first._data) or (
-                        type(d) is not np.ndarray and d.device != first._data.device):
-                    raise _device_error(cls.__name__, first, a)
+                    first = d
+                elif d.__class__ is not first.__class__ or (
+                        d.__class__ is not np.ndarray and d.device != first.device):
+                    raise _device_error(cls.__name__, _first_tensor(args), a)
+                arrays.append(d)
                 if a._rg:
                     need = True
-                arrays.append(d)
+                    if rec:
+                        m = a._meta
+                        if m is not None and "base" in m:
+                            _refresh_view(a)
+                        fn = a.grad_fn
+                        if fn is not None:
+                            edges.append((fn, a._out_nr))
+                        else:
+                            ref = a._acc
+                            acc = ref() if ref is not None else None
+                            edges.append((acc if acc is not None else accumulator_of(a), 0))
+                elif rec:
+                    edges.append(NO_EDGE)
             else:
                 arrays.append(a)
-        xp = np if first is None or type(first._data) is np.ndarray else _backend.xp_of(
-            first._data)
+                if rec:
+                    edges.append(NO_EDGE)
+        op = cls.__new__(cls)
         try:
-            y = op.forward(xp, *arrays, **kw)
+            y = op.forward(np if first is None or first.__class__ is np.ndarray
+                           else _backend.xp_of(first), *arrays, **kw)
         except (ValueError, TypeError, IndexError) as e:
             raise op.bad_input(e, arrays, kw) from None
         except MemoryError as e:
             raise out_of_memory(e, cls.__name__) from None
-        if not (need and grad_state.enabled):
-            if type(y) is tuple:
+        if not (need and rec):
+            if y.__class__ is tuple:
                 return tuple(Tensor._make(_as_array(v)) for v in y)
             out = Tensor._make(y if y.__class__ is np.ndarray else _as_array(y))
             if grad_state.inference:
                 out._m()["inference"] = True
             return out
         # record the node
-        op.next_functions = tuple([edge(a) for a in args])
+        op.next_functions = tuple(edges)
         op._seq = next(_seq)
         op._extra = None
         op._in_meta = None
-        if cls.broadcasts:
-            ys, yd = y.shape, y.dtype
-            for a in arrays:
-                if hasattr(a, "shape") and (a.shape != ys or a.dtype != yd):
-                    op._in_meta = _in_meta(arrays, y)
-                    break
-        if type(y) is tuple:
+        if y.__class__ is tuple:
             outs = tuple(Tensor._make_result(_as_array(v), op, i) for i, v in enumerate(y))
-            out_vbox = None
         else:
-            outs = Tensor._make_result(_as_array(y), op, 0)
-            out_vbox = outs._vbox
-        if cls.saves or cls.saves_output:
-            saved, versions = [], []
-            for i in cls.saves:
+            if y.__class__ is not np.ndarray:
+                y = _as_array(y)
+            if cls.broadcasts:
+                ys, yd = y.shape, y.dtype
+                for a in arrays:
+                    if hasattr(a, "shape") and (a.shape != ys or a.dtype != yd):
+                        op._in_meta = _in_meta(arrays, y)
+                        break
+            outs = _tnew(Tensor)
+            outs._data = y
+            outs._rg = True
+            outs.grad_fn = op
+            outs._out_nr = 0
+            outs._vbox = None
+            outs._grad = None
+            outs._acc = None
+            outs._meta = None
+        saves = cls.saves
+        if saves:
+            if len(saves) == 1:
+                i = saves[0]
                 a = args[i]
-                saved.append(arrays[i])
                 if isinstance(a, Tensor):
                     vb = a._vbox or a._version_box()
-                    versions.append((vb, vb.v, i))
+                    versions = [(vb, vb.v, i)]
                 else:
-                    versions.append(None)
+                    versions = [None]
+                saved = [arrays[i]]
+            else:
+                saved, versions = [], []
+                for i in saves:
+                    a = args[i]
+                    saved.append(arrays[i])
+                    if isinstance(a, Tensor):
+                        vb = a._vbox or a._version_box()
+                        versions.append((vb, vb.v, i))
+                    else:
+                        versions.append(None)
             if cls.saves_output:
-                saved.append(outs._data)
-                if out_vbox is None:
-                    out_vbox = outs._vbox = Version()
-                versions.append((out_vbox, 0, -1))
+                saved.append(y)
+                vb = outs._vbox = Version()
+                versions.append((vb, 0, -1))
             op._saved = tuple(saved)
             op._versions = tuple(versions)
+        elif cls.saves_output:
+            op._saved = (y,)
+            vb = outs._vbox = Version()
+            op._versions = ((vb, 0, -1),)
         else:
             op._saved = ()
             op._versions = None
@@ -217,7 +262,12 @@ class Op(Node):
 
     def _run(self, grads, create_graph):
         saved = self._saved
-        if saved is None or self._versions is not None:
+        versions = self._versions
+        if versions is not None:
+            for e in versions:
+                if e is not None and e[0].v != e[1]:
+                    self._check_saved()
+        elif saved is None:
             self._check_saved()
         if create_graph:
             from . import tensor_ns as F
@@ -225,9 +275,11 @@ class Op(Node):
             saved = self._unpack(saved)
         else:
             g0 = grads[0]
-            F = array_ns(g0 if g0 is not None else next(g for g in grads if g is not None))
+            if g0 is None:
+                g0 = next(g for g in grads if g is not None)
+            F = _array_ns.get(g0.__class__) or array_ns(g0)
         gxs = self.backward(F, grads[0] if self.n_outputs == 1 else grads, *saved)
-        if type(gxs) is not tuple:
+        if gxs.__class__ is not tuple:
             gxs = (gxs,)
         meta = self._in_meta
         if meta is not None:

@@ -37,7 +37,9 @@ class AddBackward0(Op):
         return x + y if alpha == 1 else x + alpha * y
 
     def backward(self, F, gz):
-        return gz, (gz if self.alpha == 1 else gz * self.alpha)
+        if self.alpha == 1 or self.next_functions[1][0] is None:
+            return gz, gz
+        return gz, gz * self.alpha
 
     def bad_input(self, e, arrays, kw):
         return broadcast_error(e, arrays)
@@ -53,6 +55,8 @@ class SubBackward0(Op):
         return x - y if alpha == 1 else x - alpha * y
 
     def backward(self, F, gz):
+        if self.next_functions[1][0] is None:
+            return gz, None
         return gz, (-gz if self.alpha == 1 else gz * -self.alpha)
 
     def bad_input(self, e, arrays, kw):
@@ -67,7 +71,7 @@ class RsubBackward1(Op):
         return y - x
 
     def backward(self, F, gz):
-        return -gz, gz
+        return -gz, (gz if self.next_functions[1][0] is not None else None)
 
 
 class MulBackward0(Op):
@@ -80,9 +84,12 @@ class MulBackward0(Op):
         return x * y
 
     def backward(self, F, gz, x, y):
-        if F.fast and _needs(self, 0) and _needs(self, 1) and x.shape == y.shape == gz.shape:
-            return kernels.mul_bwd(x, y, gz)
-        return (gz * y if _needs(self, 0) else None), (gz * x if _needs(self, 1) else None)
+        (nx, _), (ny, _) = self.next_functions
+        if nx is not None and ny is not None:
+            if F.fast and x.shape == y.shape == gz.shape:
+                return kernels.mul_bwd(x, y, gz)
+            return gz * y, gz * x
+        return (gz * y if nx is not None else None), (gz * x if ny is not None else None)
 
     def bad_input(self, e, arrays, kw):
         return broadcast_error(e, arrays)

@@ -1,0 +1,281 @@
+"""Losses (mse, nll, cross-entropy, binary cross-entropy with logits) and dropout.
+
+Cross-entropy is not an op of its own: it is ``log_softmax`` followed by ``nll_loss``, so its graph
+reads NllLossBackward0 -> LogSoftmaxBackward0, as in PyTorch.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernels
+from .._backend import xp_of
+from .._creation import default_generator
+from ._op import Op
+from .reduce import log_softmax
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _reduce(xp, loss, reduction):
+    if reduction == "none":
+        return loss
+    return loss.mean() if reduction == "mean" else loss.sum()
+
+
+class MseLossBackward0(Op):
+    """y = mean((x - t)^2)   ('sum': the sum, 'none': elementwise)"""
+    __slots__ = ("reduction", "scale")
+    saves = (0, 1)
+    saved_names = ("self", "target")
+    broadcasts = True
+
+    def forward(self, xp, x, t, reduction="mean"):
+        d = x - t
+        d *= d
+        self.reduction = reduction
+        self.scale = 1.0 / max(d.size, 1) if reduction == "mean" else 1.0
+        return _reduce(xp, d, reduction)
+
+    def backward(self, F, gy, x, t):
+        if F.fast and x.shape == t.shape:
+            gx = kernels.mse_bwd(x, t, gy, self.scale)
+        else:
+            gx = (x - t) * (gy * (2 * self.scale))
+        need = self.needs_input_grad
+        return (gx if need[0] else None), (-gx if need[1] else None)
+
+
+class NllLossBackward0(Op):
+    """y = -sum_i w[t_i] x[i, t_i]  (divided by sum_i w[t_i] for 'mean'; rows whose target is
+    ``ignore_index`` count for nothing). Class dimension 1; inputs (C), (N, C), (N, C, d1, ...)."""
+    __slots__ = ("cols", "coef", "shape", "reduction")
+    temps = ("cols", "coef")
+
+    def forward(self, xp, x, target, weight=None, ignore_index=-100, reduction="mean"):
+        C = x.shape[0] if x.ndim == 1 else x.shape[1]
+        x2 = x.reshape(1, C) if x.ndim == 1 else x
+        if x.ndim > 2:  # classes last, one row per element
+            x2 = xp.moveaxis(x, 1, -1).reshape(-1, C)
+        t = target.reshape(-1)
+        valid = t != ignore_index
+        cols = xp.where(valid, t, 0)
+        if xp is np and cols.size and (cols.min() < 0 or cols.max() >= C):
+            bad = t[valid & ((t < 0) | (t >= C))][0]
+            raise IndexError(f"Target {bad} is out of bounds.")
+        w = valid.astype(x.dtype) if weight is None else weight[cols] * valid
+        rows = xp.arange(x2.shape[0])
+        loss = -(w * x2[rows, cols])
+        if reduction == "mean":
+            total = w.sum()
+            loss, w = loss.sum() / total, w / total
+        elif reduction == "sum":
+            loss = loss.sum()
+        else:
+            loss = loss.reshape(target.shape)
+        # d loss_i / d x[i, t_i] before gy; 0 - w keeps ignored rows at +0 (PyTorch prints 0.)
+        self.cols, self.coef = cols, 0 - w
+        self.shape, self.reduction = x.shape, reduction
+        return loss
+
+    def backward(self, F, gy):
+        g = (F.reshape(gy, (-1,)) if self.reduction == "none" else gy) * self.coef
+        shape = self.shape
+        C = shape[0] if len(shape) == 1 else shape[1]
+        rows2 = (g.shape[0], C)
+        rows = xp_of(self.cols).arange(rows2[0])
+        if F.fast:
+            gx = F.xp.zeros(rows2, dtype=g.dtype)
+            gx[rows, self.cols] = g   # one write per row: nothing to accumulate
+        else:
+            gx = F.index_add(rows2, (rows, self.cols), g)
+        if len(shape) == 1:
+            gx = F.reshape(gx, shape)
+        elif len(shape) > 2:
+            moved = (shape[0],) + tuple(shape[2:]) + (C,)
+            n = len(shape)
+            gx = F.transpose(F.reshape(gx, moved), (0, n - 1) + tuple(range(1, n - 1)))
+        return gx, None, None
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Op):
+    """y = w ((1 - t) x + (1 + (p - 1) t) log(1 + exp(-x)))   (p = pos_weight, 1 if absent)"""
+    __slots__ = ("reduction", "scale")
+    saves = (0, 1, 2, 3)
+    saved_names = ("self", "target", "weight", "pos_weight")
+    broadcasts = True
+
+    def forward(self, xp, x, t, weight=None, pos_weight=None, reduction="mean"):
+        sp = xp.logaddexp(x.dtype.type(0), -x)   # softplus(-x) = log(1 + exp(-x)), no overflow
+        if pos_weight is None:
+            loss = (1 - t) * x + sp
+        else:
+            loss = (1 - t) * x + (1 + (pos_weight - 1) * t) * sp
+        if weight is not None:
+            loss = loss * weight
+        self.reduction = reduction
+        self.scale = 1.0 / max(loss.size, 1) if reduction == "mean" else 1.0
+        return _reduce(xp, loss, reduction)
+
+    def backward(self, F, gy, x, t, weight, pos_weight):
+        g = gy * self.scale if self.scale != 1.0 else gy
+        if weight is not None:
+            g = g * weight
+        s = 0.5 * F.tanh(0.5 * x) + 0.5   # sigmoid(x); the tanh form works on arrays and tensors
+        need = self.needs_input_grad
+        gx = gt = None
+        if pos_weight is None:
+            if need[0]:
+                gx = (s - t) * g
+            if need[1]:
+                gt = -x * g
+        else:
+            if need[0]:
+                gx = ((1 + (pos_weight - 1) * t) * s - pos_weight * t) * g
+            if need[1]:
+                softplus_neg = F.log(1 + F.exp(-F.abs(x))) + F.maximum(-x, 0)
+                gt = (-x + (pos_weight - 1) * softplus_neg) * g
+        return gx, gt, None, None
+
+
+class NativeDropoutBackward0(Op):
+    """y = x * mask / (1 - p),  mask ~ Bernoulli(1 - p)"""
+    __slots__ = ("mask",)
+    temps = ("mask",)
+
+    def forward(self, xp, x, p=0.5, generator=None):
+        u = generator._rng(xp).random(x.shape, dtype=np.float32)
+        scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
+        self.mask = (u >= np.float32(p)).astype(x.dtype) * x.dtype.type(scale)
+        return x * self.mask
+
+    def backward(self, F, gy):
+        return gy * self.mask
+
+
+# -- public functions ---------------------------------------------------------------------------
+def _check_reduction(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    """The deprecated ``size_average``/``reduce`` pair, as PyTorch maps it."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return ("mean" if size_average else "sum") if reduce else "none"
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if input.shape != target.shape:
+        import warnings
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=2)
+    return MseLossBackward0.apply(input, target, reduction=reduction)
+
+
+def _check_target(input, target):
+    if target.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {_type_name(target.dtype)}")
+    expect = () if input.ndim == 1 else (input.shape[0],) + tuple(input.shape[2:])
+    if tuple(target.shape) != expect:
+        if input.ndim >= 2 and (target.ndim == 0 or target.shape[0] != input.shape[0]):
+            n = target.shape[0] if target.ndim else 1
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({n}).")
+        raise RuntimeError(f"expected target of shape {list(expect)} for input of shape "
+                           f"{list(input.shape)}, got {list(target.shape)}")
+
+
+def _type_name(dtype):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool",
+            "int32": "Int"}.get(dtype.name, dtype.name)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    _check_target(input, target)
+    if weight is not None and weight.dtype != input.dtype:
+        weight = weight.to(input.dtype)
+    return NllLossBackward0.apply(input, target, weight, ignore_index=ignore_index,
+                                  reduction=reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """log_softmax over the class dimension (1, or 0 for an unbatched input), then nll_loss.
+    ``target`` holds class indices, or class probabilities shaped like ``input``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    dim = 0 if input.ndim == 1 else 1
+    logp = log_softmax(input, dim)
+    C = input.shape[dim]
+    wview = None
+    if weight is not None:
+        wview = weight.reshape((C,) + (1,) * (input.ndim - dim - 1))
+    if target.dtype.kind == "f":   # class probabilities
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
+                               f"{list(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / C
+        prod = logp * target if wview is None else logp * target * wview
+        loss = -prod.sum(dim)
+        if reduction == "none":
+            return loss
+        if reduction == "sum":
+            return loss.sum()
+        return loss.sum() / max(input.numel() // C, 1) if input.ndim > 1 else loss.sum()
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0:
+        return nll
+    smooth = -(logp if wview is None else logp * wview).sum(dim)
+    valid = (target != ignore_index).to(logp.dtype)
+    smooth = smooth * valid
+    if reduction == "mean":
+        if weight is None:
+            smooth = smooth.sum() / valid.sum()
+        else:
+            cols = target * (target != ignore_index).to(target.dtype)
+            smooth = smooth.sum() / (weight[cols] * valid).sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / C)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    return BinaryCrossEntropyWithLogitsBackward0.apply(input, target, weight, pos_weight,
+                                                       reduction=reduction)
+
+
+def dropout(input, p=0.5, training=True, inplace=False, *, generator=None):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    gen = generator or default_generator
+    if inplace:
+        from ..tensor_inplace import inplace as _inplace
+        return _inplace(input, lambda t: NativeDropoutBackward0.apply(t, p=p, generator=gen))
+    return NativeDropoutBackward0.apply(input, p=p, generator=gen)
+
+
+OPS = [MseLossBackward0, NllLossBackward0, BinaryCrossEntropyWithLogitsBackward0,
+       NativeDropoutBackward0]
