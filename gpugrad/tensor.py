@@ -328,7 +328,7 @@ class Tensor:
         if self._grad is None:
             self._grad = Tensor._make(_copy(g, self._data))
         else:
-            self._grad = Tensor._make(self._grad._data + g)
+            self._grad = Tensor._make(_copy(self._grad._data + g, self._data))
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad``, freeing the graph unless

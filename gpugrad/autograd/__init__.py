@@ -114,7 +114,7 @@ def _targets(inputs, allow_unused):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
-    from ..tensor import Tensor
+    from ..tensor import _wrap_grad
     outputs, inputs = _seq_of(outputs), _seq_of(inputs)
     if allow_unused is None:
         allow_unused = materialize_grads
@@ -135,5 +135,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = zeros_like(t)
             result.append(g)
             continue
-        result.append(g if isinstance(g, Tensor) else Tensor._make(g))
+        result.append(_wrap_grad(g))
     return tuple(result)

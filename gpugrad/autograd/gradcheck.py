@@ -23,10 +23,11 @@ def _host(a):
 
 
 def _numerical(fn, inputs, eps):
-    """Jacobians d out_k / d in_i by central differences: J[i][k] has shape (n_in, n_out)."""
-    from ..autograd.grad_mode import no_grad
-    with no_grad():
-        outs = [_host(o._data).astype(np.float64).ravel() for o in _outputs(fn(*inputs))]
+    """Jacobians d out_k / d in_i by central differences: J[i][k] has shape (n_in, n_out).
+
+    ``fn`` runs in the caller's grad mode: gradgradcheck's ``fn`` itself calls autograd.grad.
+    The perturbations are written straight into the input arrays (no autograd involved)."""
+    outs = [_host(o._data).astype(np.float64).ravel() for o in _outputs(fn(*inputs))]
     jac = []
     for t in inputs:
         per_out = [np.zeros((t.numel(), o.size)) for o in outs]
@@ -34,14 +35,12 @@ def _numerical(fn, inputs, eps):
             flat = t._data.reshape(-1)
             for j in range(flat.size):
                 orig = flat[j].item()
-                with no_grad():
-                    flat[j] = orig + eps
-                    plus = [_host(o._data).astype(np.float64).ravel()
-                            for o in _outputs(fn(*inputs))]
-                    flat[j] = orig - eps
-                    minus = [_host(o._data).astype(np.float64).ravel()
-                             for o in _outputs(fn(*inputs))]
-                    flat[j] = orig
+                flat[j] = orig + eps
+                plus = [_host(o._data).astype(np.float64).ravel() for o in _outputs(fn(*inputs))]
+                flat[j] = orig - eps
+                minus = [_host(o._data).astype(np.float64).ravel()
+                         for o in _outputs(fn(*inputs))]
+                flat[j] = orig
                 for k in range(len(outs)):
                     per_out[k][j] = (plus[k] - minus[k]) / (2 * eps)
         jac.append(per_out)
@@ -99,24 +98,23 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   gen_non_contig_grad_outputs=False, raise_exception=True, **_ignored) -> bool:
     """gradcheck of the function inputs -> d(sum(out * v))/d inputs (second derivatives)."""
     from . import grad
-    from .._creation import randn
     inputs = _inputs(inputs)
     outs = _outputs(func(*inputs))
     if grad_outputs is None:
         gen = np.random.default_rng(0)
         grad_outputs = tuple(
             _fixed(gen, o) for o in outs)
-    diff = [t for t in inputs if getattr(t, "_rg", False)]
-    del randn
 
     def first_grads(*args):
+        from .grad_mode import enable_grad
         ins, gos = args[:len(inputs)], args[len(inputs):]
-        outs = _outputs(func(*ins))
-        rg = [t for t in ins if getattr(t, "_rg", False)]
-        gs = grad(list(outs), rg, list(gos), create_graph=True, allow_unused=True)
+        with enable_grad():  # the finite differences run this under no_grad
+            outs = [o for o in _outputs(func(*ins)) if o._rg]
+            rg = [t for t in ins if getattr(t, "_rg", False)]
+            gs = grad(outs, rg, [g for g, o in zip(gos, _outputs(func(*ins))) if o._rg],
+                      create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
-    del diff
     return gradcheck(first_grads, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol,
                      rtol=rtol, raise_exception=raise_exception)
 
