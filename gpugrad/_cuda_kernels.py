@@ -15,6 +15,7 @@ description of a kernel's calling convention:
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import inspect
 import re
@@ -32,9 +33,9 @@ BLOCKS_PER_SM = 32
 NVRTC_OPTIONS = ("--std=c++17",)
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
-# An installed wheel carries the sources inside the package; a source checkout has them at the
-# repository root.
-KERNEL_DIRS = (_PACKAGE_DIR / "kernels", _PACKAGE_DIR.parent / "kernels")
+# A wheel carries the sources inside the package (pyproject force-includes kernels/ as
+# gpugrad/kernels_src); a source checkout has them at the repository root.
+KERNEL_DIRS = (_PACKAGE_DIR / "kernels_src", _PACKAGE_DIR.parent / "kernels")
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _C_DTYPES = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}
@@ -92,8 +93,8 @@ def entries_of(source: str) -> dict[str, tuple[Param, ...]]:
 
 # -- NVRTC -------------------------------------------------------------------------------------
 def nvrtc_module():
-    """CuPy's NVRTC binding. Needs no GPU or driver, only CuPy and libnvrtc (CuPy >= 14 finds the
-    ``nvidia-cuda-nvrtc-cu12`` wheel's copy by itself)."""
+    """CuPy's NVRTC binding. Needs no GPU or driver: only CuPy and a libnvrtc, e.g. from the
+    ``nvidia-cuda-nvrtc-cu12`` wheel (CuPy >= 14 finds it itself; older CuPy after a preload)."""
     cp = _backend.cupy_module()
     if cp is None:
         raise ImportError(f"compiling CUDA kernels needs CuPy ({_backend._cupy_error})")
@@ -101,10 +102,26 @@ def nvrtc_module():
     try:
         nvrtc.getVersion()
     except Exception as e:
-        raise ImportError(
-            f"CuPy cannot load NVRTC ({type(e).__name__}: {e}); "
-            "install it with: pip install nvidia-cuda-nvrtc-cu12") from e
+        if not _preload_nvrtc_wheel():
+            raise ImportError(
+                f"CuPy cannot load NVRTC ({type(e).__name__}: {e}); "
+                "install it with: pip install nvidia-cuda-nvrtc-cu12") from e
+        nvrtc.getVersion()
     return nvrtc
+
+
+def _preload_nvrtc_wheel() -> bool:
+    """Load the NVRTC wheel's libnvrtc.so.N globally, so that CuPy < 14, which looks the library up
+    by soname on the system path only, finds it already loaded."""
+    try:
+        import nvidia  # namespace package of NVIDIA's CUDA wheels
+    except ImportError:
+        return False
+    for root in nvidia.__path__:
+        for lib in sorted(Path(root, "cuda_nvrtc", "lib").glob("libnvrtc.so.*")):
+            ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL)
+            return True
+    return False
 
 
 def compile_to_ptx(source_text: str, name: str, arch: str = "sm_80") -> str:
@@ -129,7 +146,7 @@ def compile_to_ptx(source_text: str, name: str, arch: str = "sm_80") -> str:
 
 # -- launch ------------------------------------------------------------------------------------
 _modules: dict = {}   # (kernel name, device id) -> cupy.RawModule
-_functions: dict = {}  # (kernel name, ctype, device id) -> cupy.RawFunction
+_functions: dict = {}  # (kernel name, entry, device id) -> cupy.RawFunction
 _sm_counts: dict = {}  # device id -> multiprocessor count
 
 
@@ -195,6 +212,8 @@ def bind(kernel, args, xp):
         if p.name in bound:
             a = bound[p.name]
             if not p.pointer:
+                if a is None:   # np.float64(None) would be a silent nan
+                    raise TypeError(f"{kernel.name}: {p.name} must be a number, got None")
                 values[p.name] = _C_DTYPES[p.ctype](a)
             elif a is None:
                 values[p.name] = np.uint64(0)   # null: the entry documents when it is unused
@@ -244,8 +263,8 @@ def _prepare(xp, kernel, p, a, shape, per_row_shape, strided):
 def launch(kernel, args):
     """Run ``kernel`` on CuPy arrays; returns what ``kernel.ref`` returns (None when in place)."""
     cp = _backend.cupy_module()
-    first = next(a for a in args if isinstance(a, cp.ndarray))
-    with first.device as device:
+    device = next(a for a in args if isinstance(a, cp.ndarray)).device
+    with device:
         entry, kernel_args, n, outputs, writeback = bind(kernel, args, cp)
         fn = _function(kernel, entry, device.id)
         if n:

@@ -74,6 +74,8 @@ def sigmoid_bwd(xp, y, gy):
 def tanh_bwd(xp, y, gy):
     """gx = gy * (1 - y * y)"""
     t = y * y
+    if isinstance(t, np.generic):  # 0-d operands give a numpy scalar, which has no ``out=``
+        return gy * (1 - t)
     xp.subtract(1, t, out=t)
     t *= gy
     return t
@@ -125,18 +127,20 @@ def pow_bwd(xp, x, gy, p):
 @kernel("mse_bwd.cu")
 def mse_bwd(xp, x, target, gy, scale):
     """gx = scale * 2 * (x - target) * gy   (gy broadcast; scale = 1/N for 'mean')"""
+    gy = xp.asarray(gy, dtype=x.dtype)
     return (x - target) * (gy * x.dtype.type(2 * scale))
 
 
 @kernel("softmax_xent_bwd.cu")
 def softmax_xent_bwd(xp, logp, target, gy, scale):
-    """gx[i, j] = (exp(logp[i, j]) - [j == target[i]]) * gy * scale   (rows with target < 0
-    are ignored)"""
+    """gx[i, j] = (exp(logp[i, j]) - [j == target[i]]) * gy[i] * scale   (gy one value or one
+    per row; rows with target < 0 are ignored; callers validate target < C)"""
     g = xp.exp(logp)
     rows = xp.arange(logp.shape[0])
     valid = target >= 0
     g[rows[valid], target[valid]] -= 1
-    g *= (gy * logp.dtype.type(scale))
+    gy = xp.asarray(gy, dtype=logp.dtype)
+    g *= (gy[:, None] if gy.ndim == 1 else gy) * logp.dtype.type(scale)
     g[~valid] = 0
     return g
 

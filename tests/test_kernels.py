@@ -1,0 +1,454 @@
+"""Fused kernels: every ``kernels/*.cu`` compiles to PTX without a GPU, every numpy reference
+matches the unfused math written out here, and on a GPU every kernel matches its reference."""
+from __future__ import annotations
+
+import functools
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpugrad import _backend, _cuda_kernels
+from gpugrad.kernels import REGISTRY
+
+KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels"
+CU_FILES = sorted(KERNEL_DIR.glob("*.cu"))
+ARCHS = ("sm_80", "sm_90")
+LAYOUTS = ("0", "1", "1023", "strided")
+DTYPES = (np.float32, np.float64)
+SHAPES = {"0": (0,), "1": (1,), "1023": (1023,), "strided": (33, 31)}
+ROW_SHAPES = {"0": (0, 5), "1": (1, 1), "1023": (31, 33), "strided": (31, 33)}
+
+REF_TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-12)}
+FD_TOL = {np.float32: REF_TOL[np.float32], np.float64: dict(rtol=1e-7, atol=1e-8)}
+# CUDA's exp/erf/tanh are within 2 ulp of numpy's, and FMA contraction rounds differently.
+GPU_TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-11, atol=1e-11)}
+
+_C_DTYPES = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}
+
+
+@pytest.fixture(scope="module")
+def nvrtc():
+    try:
+        return _cuda_kernels.nvrtc_module()
+    except ImportError as e:
+        pytest.skip(f"CuPy/NVRTC cannot be imported: {e}")
+
+
+@pytest.fixture(scope="module")
+def cupy():
+    cp = _backend.cupy_module()
+    if cp is None:
+        pytest.skip("CuPy is not installed")
+    try:
+        count = cp.cuda.runtime.getDeviceCount()
+    except Exception as e:  # no driver: CUDARuntimeError
+        pytest.skip(f"no CUDA device ({type(e).__name__}: {e})")
+    if count == 0:
+        pytest.skip("no CUDA device")
+    return cp
+
+
+# -- sources: compile, reject, pair with the registry -----------------------------------------
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("path", CU_FILES, ids=lambda p: p.stem)
+def test_kernel_compiles_to_ptx(nvrtc, path, arch):
+    ptx = _cuda_kernels.compile_to_ptx(path.read_text(), path.name, arch)
+    assert f".target {arch}" in ptx
+    for ctype in ("float", "double"):
+        assert f".entry {path.stem}_{ctype}(" in ptx   # extern "C": unmangled
+
+
+def test_compile_rejects_broken_source(nvrtc):
+    src = 'extern "C" __global__ void broken_float(float* x) { x[0] = undeclared_name; }'
+    with pytest.raises(_cuda_kernels.KernelCompileError, match="undeclared_name") as err:
+        _cuda_kernels.compile_to_ptx(src, "broken.cu")
+    assert "broken.cu" in str(err.value) and "sm_80" in str(err.value)
+
+
+def test_compile_rejects_host_headers(nvrtc):
+    # NVRTC has no host headers; a kernel that needs one would compile with nvcc and fail here.
+    src = '#include <cmath>\nextern "C" __global__ void k(float* x) { x[0] = std::sqrt(x[0]); }'
+    with pytest.raises(_cuda_kernels.KernelCompileError, match="cmath"):
+        _cuda_kernels.compile_to_ptx(src, "host_header.cu", "sm_90")
+
+
+def test_every_kernel_has_a_source_and_every_source_a_kernel():
+    assert {p.stem for p in CU_FILES} == set(REGISTRY)
+    for k in REGISTRY.values():
+        assert k.source == f"{k.name}.cu"
+        found = _cuda_kernels.kernel_path(k.source)   # the installed copy, if any
+        assert found.read_text() == (KERNEL_DIR / k.source).read_text()
+
+
+@pytest.mark.parametrize("path", CU_FILES, ids=lambda p: p.stem)
+def test_source_first_line_names_its_reference(path):
+    first = path.read_text().splitlines()[0]
+    assert re.fullmatch(rf"// \S.* {{2,}}reference: gpugrad/kernels\.py {path.stem}", first), first
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_entry_parameters_bind_to_reference(name):
+    """The launcher binds by name (see gpugrad/_cuda_kernels.py); check every entry can bind."""
+    k = REGISTRY[name]
+    entries = _cuda_kernels.entries_of(k.source)
+    assert set(entries) == {f"{name}_float", f"{name}_double"}
+    ref_names = _cuda_kernels._ref_names(k.ref)
+    inplace = {ref_names[i] for i in k.inplace}
+    for ctype in ("float", "double"):
+        params = entries[f"{name}_{ctype}"]
+        assert [p.name for p in params] == [p.name for p in entries[f"{name}_float"]]
+        names = {p.name for p in params}
+        assert set(ref_names) <= names, f"reference arguments missing from {name}_{ctype}"
+        outputs = [p for p in params if p.pointer and p.name not in ref_names]
+        assert len(outputs) == k.outputs
+        assert all(p.ctype == ctype and not p.const for p in outputs)
+        for p in params:
+            if p.pointer and p.name in ref_names:
+                assert p.const == (p.name not in inplace), p
+            elif not p.pointer and p.name not in ref_names:
+                assert p.name in {"n", "cols"} | {f"{a}_stride" for a in ref_names}, p
+                assert p.ctype == "long long", p
+            if not p.pointer:
+                assert p.ctype in ("double", "int", "long long"), p
+
+
+# -- cases: each runs a kernel through `run` and returns (results, unfused float64 math) -------
+CASES = {}
+
+
+def case(kernel, fd=False, **params):
+    """Register a case; ``params`` are passed to it and name it in test ids."""
+    def register(fn):
+        label = kernel + (f"[{','.join(f'{k}={v}' for k, v in params.items())}]" if params else "")
+        CASES[label] = (kernel, functools.partial(fn, **params), fd)
+        return fn
+    return register
+
+
+def _arr(a64, dtype, layout):
+    """``a64`` as ``dtype``; for the strided layout a view that skips every other element."""
+    a64 = np.asarray(a64)
+    if layout != "strided" or a64.ndim == 0:
+        return np.array(a64, dtype=dtype)
+    full = np.zeros(a64.shape[:-1] + (2 * a64.shape[-1],), dtype)
+    full[..., ::2] = a64
+    return full[..., ::2]
+
+
+def _inputs(layout, dtype, *arrays64):
+    """Arrays as the kernel gets them, and the exact float64 values they hold."""
+    arrays = [_arr(a, dtype, layout) for a in arrays64]
+    return arrays, [a.astype(np.float64) for a in arrays]
+
+
+def _uniform(rng, layout, low=-3.0, high=3.0):
+    return rng.uniform(low, high, SHAPES[layout])
+
+
+def _fd(f, x, h=1e-6):
+    """Central difference of an elementwise ``f`` at float64 ``x``."""
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+@case("relu_bwd")
+def _relu(rng, layout, dtype, run):
+    x = _uniform(rng, layout)
+    x[np.abs(x) < 0.5] = 0.0   # exact zeros: relu'(0) = 0
+    (y, gy), (_, g) = _inputs(layout, dtype, np.maximum(x, 0), _uniform(rng, layout))
+    return run(y, gy), [np.where(x > 0, g, 0.0)]
+
+
+@case("leaky_relu_bwd", slope=0.01)
+@case("leaky_relu_bwd", slope=-0.5)
+def _leaky_relu(rng, layout, dtype, run, slope):
+    x = _uniform(rng, layout)
+    x[np.abs(x) < 0.5] = 0.0   # x == 0 takes the slope branch
+    (x, gy), (x64, g) = _inputs(layout, dtype, x, _uniform(rng, layout))
+    return run(x, gy, slope), [g * np.where(x64 > 0, 1.0, slope)]
+
+
+@case("sigmoid_bwd", fd=True)
+def _sigmoid(rng, layout, dtype, run):
+    x = _uniform(rng, layout)
+    s = lambda t: 1 / (1 + np.exp(-t))
+    (y, gy), (_, g) = _inputs(layout, dtype, s(x), _uniform(rng, layout))
+    return run(y, gy), [g * _fd(s, x)]
+
+
+@case("tanh_bwd", fd=True)
+def _tanh(rng, layout, dtype, run):
+    x = _uniform(rng, layout)
+    (y, gy), (_, g) = _inputs(layout, dtype, np.tanh(x), _uniform(rng, layout))
+    return run(y, gy), [g * _fd(np.tanh, x)]
+
+
+@case("gelu_bwd", fd=True, tanh_approx=False)
+@case("gelu_bwd", fd=True, tanh_approx=True)
+def _gelu(rng, layout, dtype, run, tanh_approx):
+    if tanh_approx:
+        def f(t):
+            return 0.5 * t * (1 + np.tanh(math.sqrt(2 / math.pi) * (t + 0.044715 * t ** 3)))
+    else:
+        def f(t):
+            return 0.5 * t * (1 + _erf(t / math.sqrt(2)))
+    (x, gy), (x64, g) = _inputs(layout, dtype, _uniform(rng, layout), _uniform(rng, layout))
+    return run(x, gy, tanh_approx), [g * _fd(f, x64)]
+
+
+@case("silu_bwd", fd=True)
+def _silu(rng, layout, dtype, run):
+    (x, gy), (x64, g) = _inputs(layout, dtype, _uniform(rng, layout), _uniform(rng, layout))
+    return run(x, gy), [g * _fd(lambda t: t / (1 + np.exp(-t)), x64)]
+
+
+@case("mul_bwd")
+def _mul(rng, layout, dtype, run):
+    args, (x, y, gz) = _inputs(layout, dtype, *(_uniform(rng, layout) for _ in range(3)))
+    return run(*args), [gz * y, gz * x]
+
+
+@case("div_bwd")
+def _div(rng, layout, dtype, run):
+    y = _uniform(rng, layout, 0.5, 2.0) * rng.choice([-1.0, 1.0], SHAPES[layout])
+    args, (x, y, gz) = _inputs(layout, dtype, _uniform(rng, layout), y, _uniform(rng, layout))
+    return run(*args), [gz / y, -gz * x / y ** 2]
+
+
+@case("pow_bwd", fd=True, p=2)
+@case("pow_bwd", fd=True, p=3)
+@case("pow_bwd", fd=True, p=0.5)
+@case("pow_bwd", fd=True, p=-1.5)
+def _pow(rng, layout, dtype, run, p):
+    low = -3.0 if float(p).is_integer() else 0.2   # fractional powers of negatives are nan
+    (x, gy), (x64, g) = _inputs(layout, dtype, _uniform(rng, layout, low), _uniform(rng, layout))
+    return run(x, gy, p), [g * _fd(lambda t: t ** p, x64)]
+
+
+@case("mse_bwd", gy="scalar")
+@case("mse_bwd", gy="full")
+def _mse(rng, layout, dtype, run, gy):
+    (x, target), (x64, t64) = _inputs(layout, dtype, _uniform(rng, layout), _uniform(rng, layout))
+    gy = np.array(0.75, dtype) if gy == "scalar" else _arr(_uniform(rng, layout), dtype, layout)
+    scale = 1 / max(x.size, 1)
+    # d/dx of scale * sum(gy * (x - target)^2)
+    return run(x, target, gy, scale), [2 * scale * (x64 - t64) * gy.astype(np.float64)]
+
+
+@case("softmax_xent_bwd", fd=True)
+def _softmax_xent(rng, layout, dtype, run):
+    n, c = ROW_SHAPES[layout]
+    z = rng.uniform(-3, 3, (n, c))
+    target = rng.integers(0, c, n)
+    target[3::4] = -1      # ignored rows
+    target[5::8] = -100    # PyTorch's default ignore_index
+    valid = target >= 0
+    gy, scale = np.array(1.5, dtype), 1 / max(valid.sum(), 1)
+
+    def row_losses(z):
+        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        picked = logp[np.arange(n), np.where(valid, target, 0)]
+        return np.where(valid, -picked, 0.0) * (scale * 1.5)
+
+    # Rows are independent, so one column perturbed in every row at once is a per-row FD.
+    expected = np.zeros((n, c))
+    for j in range(c):
+        e = np.zeros((n, c))
+        e[:, j] = 1e-6
+        expected[:, j] = (row_losses(z + e) - row_losses(z - e)) / 2e-6
+    logp = _arr(z - np.log(np.exp(z).sum(axis=1, keepdims=True)), dtype, layout)
+    return run(logp, _arr(target, np.int64, layout), gy, scale), [expected]
+
+
+@case("accumulate_grad", src="same")
+@case("accumulate_grad", src="float64")
+def _accumulate(rng, layout, dtype, run, src):
+    (dst,), (d64,) = _inputs(layout, dtype, _uniform(rng, layout))
+    (s,), (s64,) = _inputs(layout, dtype if src == "same" else np.float64, _uniform(rng, layout))
+    expected = d64 + s64
+    return run(dst, s), [expected]
+
+
+SGD_CONFIGS = {
+    "plain": dict(momentum=0.0),
+    "plain_nobuf": dict(momentum=0.0, buf=None),
+    "momentum": dict(momentum=0.9),
+    "nesterov_wd": dict(momentum=0.9, nesterov=True, weight_decay=0.01),
+    "dampening_wd": dict(momentum=0.8, dampening=0.3, weight_decay=0.05),
+}
+
+
+@case("sgd_step", config="plain")
+@case("sgd_step", config="plain_nobuf")
+@case("sgd_step", config="momentum")
+@case("sgd_step", config="nesterov_wd")
+@case("sgd_step", config="dampening_wd")
+def _sgd(rng, layout, dtype, run, config, steps=3):
+    hp = dict(lr=0.1, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, buf=0)
+    hp.update(SGD_CONFIGS[config])
+    lr, mom, damp, wd, nesterov = (hp[k] for k in
+                                   ("lr", "momentum", "dampening", "weight_decay", "nesterov"))
+    (p, buf), (P, B) = _inputs(layout, dtype, _uniform(rng, layout), np.zeros(SHAPES[layout]))
+    buf = None if hp["buf"] is None else buf
+    for t in range(steps):   # PyTorch's SGD, written out in float64
+        (g,), (G,) = _inputs(layout, dtype, _uniform(rng, layout))
+        res = run(p, g, buf, lr, mom, damp, wd, nesterov, t == 0)
+        p = _arr(res[0], dtype, layout)
+        buf = None if buf is None else _arr(res[1], dtype, layout)
+        D = G + wd * P
+        if mom:
+            B = D.copy() if t == 0 else mom * B + (1 - damp) * D
+            D = D + mom * B if nesterov else B
+        P = P - lr * D
+    return [p] + ([] if buf is None else [buf]), [P] + ([] if buf is None else [B])
+
+
+@case("adam_step", weight_decay=0.0, decoupled=False)
+@case("adam_step", weight_decay=0.1, decoupled=False)
+@case("adam_step", weight_decay=0.1, decoupled=True)
+def _adam(rng, layout, dtype, run, weight_decay, decoupled, steps=3):
+    lr, b1, b2, eps, wd = 0.01, 0.9, 0.999, 1e-8, weight_decay
+    zeros = np.zeros(SHAPES[layout])
+    (p, m, v), (P, M, V) = _inputs(layout, dtype, _uniform(rng, layout), zeros, zeros)
+    for t in range(1, steps + 1):   # Adam / AdamW with bias correction, written out in float64
+        (g,), (G,) = _inputs(layout, dtype, _uniform(rng, layout))
+        p, m, v = (_arr(a, dtype, layout)
+                   for a in run(p, g, m, v, lr, b1, b2, eps, wd, t, decoupled))
+        if decoupled:
+            P = P * (1 - lr * wd)
+        else:
+            G = G + wd * P
+        M = b1 * M + (1 - b1) * G
+        V = b2 * V + (1 - b2) * G ** 2
+        m_hat, v_hat = M / (1 - b1 ** t), V / (1 - b2 ** t)
+        P = P - lr * m_hat / (np.sqrt(v_hat) + eps)
+    return [p, m, v], [P, M, V]
+
+
+def _results(k, args, out):
+    """What a call produced: its outputs, or the arrays it updated in place."""
+    if k.outputs == 0:
+        return [args[i] for i in k.inplace if args[i] is not None]
+    return [out] if k.outputs == 1 else list(out)
+
+
+def _ref_runner(k):
+    return lambda *args: _results(k, args, k.ref(np, *args))
+
+
+def _to_cupy(cp, a):
+    if not isinstance(a, np.ndarray):
+        return a
+    if a.ndim == 0 or a.flags.c_contiguous:
+        return cp.asarray(a)
+    full = cp.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)   # keep the strided layout
+    full[..., ::2] = cp.asarray(np.ascontiguousarray(a))
+    return full[..., ::2]
+
+
+def _gpu_runner(k, cp):
+    def run(*args):
+        dev = [_to_cupy(cp, a) for a in args]
+        out = k(*dev)   # CuPy arrays: Kernel dispatches to the CUDA launch
+        return [cp.asnumpy(r) for r in _results(k, dev, out)]
+    return run
+
+
+def _binding_runner(k):
+    """Checks the CuPy launcher's argument binding (with numpy arrays), then runs the reference."""
+    ref = _ref_runner(k)
+
+    def run(*args):
+        entry, kargs, n, outputs, _ = _cuda_kernels.bind(k, args, np)
+        params = _cuda_kernels.entries_of(k.source)[entry]
+        assert entry == f"{k.name}_{_cuda_kernels.CTYPES[args[0].dtype]}"
+        assert len(kargs) == len(params) and len(outputs) == k.outputs
+        values = dict(zip((p.name for p in params), kargs))
+        assert values["n"] == args[0].size == n
+        rows = n // int(values["cols"]) if values.get("cols") else n
+        for p, v in zip(params, kargs):
+            if not p.pointer:
+                assert type(v) is _C_DTYPES[p.ctype], p
+            elif isinstance(v, np.ndarray):
+                assert v.flags.c_contiguous and v.dtype == _C_DTYPES[p.ctype], p
+                stride = values.get(f"{p.name}_stride")
+                per_row = "cols" in values and (stride is not None or p.ctype == "long long")
+                assert v.size == (1 if stride == 0 else rows if per_row else n), p
+            else:
+                assert type(v) is np.uint64 and v == 0, p   # null for an unused buffer
+        return ref(*args)
+    return run
+
+
+_case_params = pytest.mark.parametrize("label", list(CASES))
+_layout_params = pytest.mark.parametrize("layout", LAYOUTS)
+_dtype_params = pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+
+
+# -- references == unfused math (CPU) ----------------------------------------------------------
+@_dtype_params
+@_layout_params
+@_case_params
+def test_reference_matches_unfused_math(label, layout, dtype):
+    name, make, fd = CASES[label]
+    got, expected = make(np.random.default_rng(0), layout, dtype, _ref_runner(REGISTRY[name]))
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g.dtype == dtype and g.shape == e.shape
+        np.testing.assert_allclose(g, e, **(FD_TOL if fd else REF_TOL)[dtype])
+
+
+@_dtype_params
+@pytest.mark.parametrize("layout", ["1", "strided"])
+@_case_params
+def test_launcher_binds_reference_arguments(label, layout, dtype):
+    name, make, _ = CASES[label]
+    make(np.random.default_rng(0), layout, dtype, _binding_runner(REGISTRY[name]))
+
+
+def test_launcher_rejects_unsupported_dtype():
+    x = np.ones(3, np.float16)
+    with pytest.raises(TypeError, match="float16"):
+        _cuda_kernels.bind(REGISTRY["relu_bwd"], (x, x), np)
+
+
+def test_launcher_rejects_none_scalar():
+    x = np.ones(3)
+    with pytest.raises(TypeError, match="slope must be a number"):
+        _cuda_kernels.bind(REGISTRY["leaky_relu_bwd"], (x, x, None), np)
+
+
+def test_launcher_checks_argument_count():
+    x = np.ones(3)
+    with pytest.raises(TypeError, match=r"relu_bwd\(\) takes 2 arguments"):
+        _cuda_kernels.bind(REGISTRY["relu_bwd"], (x,), np)
+
+
+# -- kernels == references (GPU) ---------------------------------------------------------------
+@pytest.mark.gpu
+@_dtype_params
+@_layout_params
+@_case_params
+def test_kernel_matches_reference_on_gpu(cupy, label, layout, dtype):
+    name, make, _ = CASES[label]
+    k = REGISTRY[name]
+    want, _ = make(np.random.default_rng(0), layout, dtype, _ref_runner(k))
+    got, _ = make(np.random.default_rng(0), layout, dtype, _gpu_runner(k, cupy))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, **GPU_TOL[dtype])
+    assert _cuda_kernels.COMPILE_SECONDS[name] > 0
+
+
+@pytest.mark.gpu
+def test_kernel_updates_strided_view_in_place_on_gpu(cupy):
+    base = cupy.zeros((4, 6), cupy.float32)
+    dst = base[:, ::2]
+    REGISTRY["accumulate_grad"](dst, cupy.ones((4, 3), cupy.float32))
+    np.testing.assert_array_equal(cupy.asnumpy(base), np.tile([1, 0], (4, 3)))
