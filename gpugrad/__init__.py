@@ -6,30 +6,124 @@ from __future__ import annotations
 
 import builtins
 
-from . import _methods  # noqa: F401  (attaches op methods and operators to Tensor)
-from . import autograd
+from . import (
+    _methods,  # noqa: F401  (attaches op methods and operators to Tensor)
+    autograd,
+)
 from ._backend import device, set_default_device
-from ._creation import (Generator, arange, as_dtype, as_tensor, bool, default_generator, double,
-                        empty, empty_like, eye, float, float16, float32, float64, from_numpy,
-                        full, full_like, get_default_dtype, half, initial_seed, int, int8, int16,
-                        int32, int64, linspace, long, manual_seed, normal, ones, ones_like, rand,
-                        rand_like, randint, randn, randn_like, randperm, seed, set_default_dtype,
-                        short, tensor, uint8, zeros, zeros_like)
+from ._creation import (
+    Generator,
+    arange,
+    as_dtype,
+    as_tensor,
+    bool,
+    default_generator,
+    double,
+    empty,
+    empty_like,
+    eye,
+    float,
+    float16,
+    float32,
+    float64,
+    from_numpy,
+    full,
+    full_like,
+    get_default_dtype,
+    half,
+    initial_seed,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    linspace,
+    long,
+    manual_seed,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_default_dtype,
+    short,
+    tensor,
+    uint8,
+    zeros,
+    zeros_like,
+)
 from ._format import set_printoptions
-from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                       no_grad, set_grad_enabled)
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .ops.linalg import addmm, bmm, dot, matmul, mm, mv
-from .ops.pointwise import (abs, absolute, add, clamp, clip, cos, div, divide, erf, exp, log,
-                            maximum, minimum, mul, multiply, neg, negative, pow, reciprocal, relu,
-                            rsqrt, rsub, sigmoid, sign, sin, sqrt, square, sub, subtract, tanh,
-                            true_divide, where)
-from .ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean, min, norm, std, sum,
-                         var)
+from .ops.pointwise import (
+    abs,
+    absolute,
+    add,
+    clamp,
+    clip,
+    cos,
+    div,
+    divide,
+    erf,
+    exp,
+    log,
+    maximum,
+    minimum,
+    mul,
+    multiply,
+    neg,
+    negative,
+    pow,
+    reciprocal,
+    relu,
+    rsqrt,
+    rsub,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    sub,
+    subtract,
+    tanh,
+    true_divide,
+    where,
+)
+from .ops.reduce import amax, amin, argmax, argmin, logsumexp, max, mean, min, norm, std, sum, var
 from .ops.reduce import log_softmax as _log_softmax
 from .ops.reduce import softmax as _softmax
-from .ops.shape import (broadcast_to, cat, chunk, clone, concat, concatenate, flatten, permute,
-                        reshape, split, squeeze, stack, swapaxes, swapdims, t, transpose, unbind,
-                        unsqueeze)
+from .ops.shape import (
+    broadcast_to,
+    cat,
+    chunk,
+    clone,
+    concat,
+    concatenate,
+    flatten,
+    permute,
+    reshape,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    swapdims,
+    t,
+    transpose,
+    unbind,
+    unsqueeze,
+)
 from .tensor import Size, Tensor
 
 __version__ = "0.1.0"
@@ -67,7 +161,7 @@ def get_default_device():
 def __getattr__(name):
     # subpackages loaded on first use keep ``import gpugrad`` fast
     import importlib
-    if name in ("nn", "optim", "cuda", "utils", "viz", "kernels"):
+    if name in ("nn", "optim", "cuda", "utils", "viz", "kernels", "datasets"):
         return importlib.import_module(f"gpugrad.{name}")
     if name in ("save", "load"):
         return getattr(importlib.import_module("gpugrad.serialization"), name)

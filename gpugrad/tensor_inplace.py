@@ -72,7 +72,8 @@ def write(t, y):
     if y.shape != a.shape:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
                            f"{list(y.shape)}")
-    if y.dtype.kind == "f" and a.dtype.kind in "iub" or y.dtype.kind in "iu" and a.dtype.kind == "b":
+    if (y.dtype.kind == "f" and a.dtype.kind in "iub"
+            or y.dtype.kind in "iu" and a.dtype.kind == "b"):
         raise RuntimeError(f"result type {_KIND[y.dtype.kind]} can't be cast to the desired "
                            f"output type {_KIND[a.dtype.kind]}")
     _guard(t, lambda: a.__setitem__(Ellipsis, y))

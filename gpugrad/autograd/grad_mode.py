@@ -1,4 +1,4 @@
-"""Grad modes: whether ops record the graph. Thread-local, restored on exit even after exceptions."""
+"""Grad modes: whether ops record the graph; thread-local, restored on exit even on errors."""
 from __future__ import annotations
 
 import functools
@@ -22,8 +22,14 @@ def is_inference_mode_enabled() -> bool:
 
 
 class _Mode:
-    """Base of the grad-mode context managers; each also works as a decorator."""
+    """Base of the grad-mode context managers; each also works as a decorator, with or without
+    parentheses (``@no_grad()`` and ``@no_grad``)."""
     _target = True
+
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]):  # bare ``@no_grad``
+            return cls()(args[0])
+        return super().__new__(cls)
 
     def __enter__(self):
         self._prev = state.enabled

@@ -1,16 +1,17 @@
-"""Losses (mse, nll, cross-entropy, binary cross-entropy with logits) and dropout.
+"""Losses: mse, nll, cross-entropy and binary cross-entropy with logits.
 
 Cross-entropy is not an op of its own: it is ``log_softmax`` followed by ``nll_loss``, so its graph
 reads NllLossBackward0 -> LogSoftmaxBackward0, as in PyTorch.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import kernels
 from .._backend import xp_of
-from .._creation import default_generator
-from ._op import Op
+from ._op import Op, _device_error
 from .reduce import log_softmax
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -51,57 +52,67 @@ class NllLossBackward0(Op):
     __slots__ = ("cols", "coef", "shape", "reduction")
     temps = ("cols", "coef")
 
-    def forward(self, xp, x, target, weight=None, ignore_index=-100, reduction="mean"):
+    def forward(self, xp, x, target=None, weight=None, ignore_index=-100, reduction="mean"):
         C = x.shape[0] if x.ndim == 1 else x.shape[1]
         x2 = x.reshape(1, C) if x.ndim == 1 else x
         if x.ndim > 2:  # classes last, one row per element
             x2 = xp.moveaxis(x, 1, -1).reshape(-1, C)
         t = target.reshape(-1)
-        valid = t != ignore_index
-        cols = xp.where(valid, t, 0)
+        if weight is None and xp is np and not (t == ignore_index).any():
+            cols, w = t, None   # the common case, cheaper: every row counts once
+        else:
+            valid = t != ignore_index
+            cols = xp.where(valid, t, 0)
+            w = valid.astype(x.dtype) if weight is None else weight[cols] * valid
+        # NOTE: on CuPy the bounds check would cost a device sync per step; it is skipped there
         if xp is np and cols.size and (cols.min() < 0 or cols.max() >= C):
-            bad = t[valid & ((t < 0) | (t >= C))][0]
-            raise IndexError(f"Target {bad} is out of bounds.")
-        w = valid.astype(x.dtype) if weight is None else weight[cols] * valid
-        rows = xp.arange(x2.shape[0])
-        loss = -(w * x2[rows, cols])
+            raise IndexError(f"Target {t[(t != ignore_index) & ((t < 0) | (t >= C))][0]} is "
+                             "out of bounds.")
+        picked = x2[xp.arange(x2.shape[0]), cols]
+        if w is None:
+            loss, total, coef = -picked, x.dtype.type(picked.shape[0]), x.dtype.type(-1)
+        else:
+            # 0 - w keeps ignored rows' gradient at +0 (PyTorch prints 0., not -0.)
+            loss, total, coef = -(w * picked), w.sum(), 0 - w
         if reduction == "mean":
-            total = w.sum()
-            loss, w = loss.sum() / total, w / total
+            loss, coef = loss.sum() / total, coef / total
         elif reduction == "sum":
             loss = loss.sum()
         else:
             loss = loss.reshape(target.shape)
-        # d loss_i / d x[i, t_i] before gy; 0 - w keeps ignored rows at +0 (PyTorch prints 0.)
-        self.cols, self.coef = cols, 0 - w
+        self.cols, self.coef = cols, coef   # d loss / d x[i, t_i], before gy
         self.shape, self.reduction = x.shape, reduction
         return loss
 
+    def bad_input(self, e, arrays, kw):
+        return e if isinstance(e, IndexError) else Op.bad_input(self, e, arrays, kw)
+
     def backward(self, F, gy):
         g = (F.reshape(gy, (-1,)) if self.reduction == "none" else gy) * self.coef
-        shape = self.shape
+        shape, cols = self.shape, self.cols
         C = shape[0] if len(shape) == 1 else shape[1]
-        rows2 = (g.shape[0], C)
-        rows = xp_of(self.cols).arange(rows2[0])
+        rows = xp_of(cols).arange(cols.shape[0])
         if F.fast:
-            gx = F.xp.zeros(rows2, dtype=g.dtype)
-            gx[rows, self.cols] = g   # one write per row: nothing to accumulate
+            gx = F.xp.zeros((cols.shape[0], C), dtype=g.dtype)
+            gx[rows, cols] = g   # one write per row: nothing to accumulate
         else:
-            gx = F.index_add(rows2, (rows, self.cols), g)
+            g = F.broadcast_to(g, cols.shape)
+            gx = F.index_add((cols.shape[0], C), (rows, cols), g)
         if len(shape) == 1:
             gx = F.reshape(gx, shape)
         elif len(shape) > 2:
-            moved = (shape[0],) + tuple(shape[2:]) + (C,)
             n = len(shape)
-            gx = F.transpose(F.reshape(gx, moved), (0, n - 1) + tuple(range(1, n - 1)))
-        return gx, None, None
+            gx = F.reshape(gx, (shape[0],) + tuple(shape[2:]) + (C,))
+            gx = F.transpose(gx, (0, n - 1) + tuple(range(1, n - 1)))
+        return gx
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Op):
     """y = w ((1 - t) x + (1 + (p - 1) t) log(1 + exp(-x)))   (p = pos_weight, 1 if absent)"""
-    __slots__ = ("reduction", "scale")
-    saves = (0, 1, 2, 3)
-    saved_names = ("self", "target", "weight", "pos_weight")
+    __slots__ = ("weight", "pos_weight", "reduction", "scale")
+    saves = (0, 1)
+    saved_names = ("self", "target")
+    temps = ("weight", "pos_weight")
     broadcasts = True
 
     def forward(self, xp, x, t, weight=None, pos_weight=None, reduction="mean"):
@@ -112,44 +123,30 @@ class BinaryCrossEntropyWithLogitsBackward0(Op):
             loss = (1 - t) * x + (1 + (pos_weight - 1) * t) * sp
         if weight is not None:
             loss = loss * weight
-        self.reduction = reduction
+        self.weight, self.pos_weight, self.reduction = weight, pos_weight, reduction
         self.scale = 1.0 / max(loss.size, 1) if reduction == "mean" else 1.0
         return _reduce(xp, loss, reduction)
 
-    def backward(self, F, gy, x, t, weight, pos_weight):
+    def backward(self, F, gy, x, t):
+        weight, pw = self.weight, self.pos_weight
         g = gy * self.scale if self.scale != 1.0 else gy
         if weight is not None:
             g = g * weight
         s = 0.5 * F.tanh(0.5 * x) + 0.5   # sigmoid(x); the tanh form works on arrays and tensors
         need = self.needs_input_grad
         gx = gt = None
-        if pos_weight is None:
+        if pw is None:
             if need[0]:
                 gx = (s - t) * g
             if need[1]:
                 gt = -x * g
         else:
             if need[0]:
-                gx = ((1 + (pos_weight - 1) * t) * s - pos_weight * t) * g
+                gx = ((1 + (pw - 1) * t) * s - pw * t) * g
             if need[1]:
                 softplus_neg = F.log(1 + F.exp(-F.abs(x))) + F.maximum(-x, 0)
-                gt = (-x + (pos_weight - 1) * softplus_neg) * g
-        return gx, gt, None, None
-
-
-class NativeDropoutBackward0(Op):
-    """y = x * mask / (1 - p),  mask ~ Bernoulli(1 - p)"""
-    __slots__ = ("mask",)
-    temps = ("mask",)
-
-    def forward(self, xp, x, p=0.5, generator=None):
-        u = generator._rng(xp).random(x.shape, dtype=np.float32)
-        scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
-        self.mask = (u >= np.float32(p)).astype(x.dtype) * x.dtype.type(scale)
-        return x * self.mask
-
-    def backward(self, F, gy):
-        return gy * self.mask
+                gt = (-x + (pw - 1) * softplus_neg) * g
+        return gx, gt
 
 
 # -- public functions ---------------------------------------------------------------------------
@@ -171,7 +168,6 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if input.shape != target.shape:
-        import warnings
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to "
                       "broadcasting. Please ensure they have the same size.", UserWarning,
@@ -197,6 +193,16 @@ def _type_name(dtype):
             "int32": "Int"}.get(dtype.name, dtype.name)
 
 
+def _array(t, input, op, dtype=None):
+    """The array of a non-differentiable argument (class targets, weights), on input's device.
+    It goes to the op as a keyword: PyTorch's node has an edge for ``input`` only."""
+    if t is None:
+        return None
+    if type(t._data) is not type(input._data) or t.device != input.device:
+        raise _device_error(op.__name__, input, t)
+    return t._data if dtype is None or t.dtype == dtype else t._data.astype(dtype)
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -204,10 +210,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     _check_target(input, target)
-    if weight is not None and weight.dtype != input.dtype:
-        weight = weight.to(input.dtype)
-    return NllLossBackward0.apply(input, target, weight, ignore_index=ignore_index,
-                                  reduction=reduction)
+    op = NllLossBackward0
+    return op.apply(input, target=_array(target, input, op),
+                    weight=_array(weight, input, op, input.dtype), ignore_index=ignore_index,
+                    reduction=reduction)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -261,21 +267,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    return BinaryCrossEntropyWithLogitsBackward0.apply(input, target, weight, pos_weight,
-                                                       reduction=reduction)
+    op = BinaryCrossEntropyWithLogitsBackward0
+    return op.apply(input, target, weight=_array(weight, input, op, input.dtype),
+                    pos_weight=_array(pos_weight, input, op, input.dtype), reduction=reduction)
 
 
-def dropout(input, p=0.5, training=True, inplace=False, *, generator=None):
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
-        return input
-    gen = generator or default_generator
-    if inplace:
-        from ..tensor_inplace import inplace as _inplace
-        return _inplace(input, lambda t: NativeDropoutBackward0.apply(t, p=p, generator=gen))
-    return NativeDropoutBackward0.apply(input, p=p, generator=gen)
-
-
-OPS = [MseLossBackward0, NllLossBackward0, BinaryCrossEntropyWithLogitsBackward0,
-       NativeDropoutBackward0]
+OPS = [MseLossBackward0, NllLossBackward0, BinaryCrossEntropyWithLogitsBackward0]

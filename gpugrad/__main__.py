@@ -1,0 +1,47 @@
+"""The ``gpugrad`` command (also ``python -m gpugrad``).
+
+Each subcommand is one function below, registered with ``@command``: it receives the argparse
+sub-parsers, adds its own parser and sets ``_run`` (``args -> exit status``). Its module is
+imported only there, so adding a command is adding one function.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+COMMANDS = {}   # name -> function(subparsers) adding the command's parser
+
+
+def command(name):
+    def register(fn):
+        COMMANDS[name] = fn
+        return fn
+    return register
+
+
+@command("train")
+def _train(sub):
+    from . import train
+    p = sub.add_parser("train", help="train a small MLP on a built-in data set",
+                       description="Train a small MLP on a built-in data set (no download), "
+                                   "report its accuracy and save it.")
+    train.add_arguments(p)
+    p.set_defaults(_run=train.run)
+
+
+def main(argv=None) -> int:
+    from . import __version__
+    parser = argparse.ArgumentParser(prog="gpugrad", description="gpugrad command line tools")
+    parser.add_argument("--version", action="version", version=f"gpugrad {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in COMMANDS.values():
+        register(sub)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return args._run(args) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""``gpugrad.nn``: modules, parameters, layers, losses, ``functional`` and ``init``."""
+from __future__ import annotations
+
+from . import functional, init
+from .layers import (
+    GELU,
+    Dropout,
+    Flatten,
+    Identity,
+    LeakyReLU,
+    Linear,
+    LogSoftmax,
+    ModuleList,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Tanh,
+)
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["Module", "Parameter", "Linear", "Identity", "Flatten", "ReLU", "LeakyReLU", "GELU",
+           "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "Sequential",
+           "ModuleList", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
+           "functional", "init"]

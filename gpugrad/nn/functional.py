@@ -1,0 +1,92 @@
+"""``gpugrad.nn.functional``: the stateless functions behind the layers; each calls ops."""
+from __future__ import annotations
+
+import warnings
+
+from .._creation import rand, zeros
+from ..ops import pointwise, reduce
+from ..ops.linalg import linear
+from ..ops.loss import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
+from ..tensor_inplace import inplace as _inplace
+
+__all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "softplus",
+           "softmax", "log_softmax", "dropout", "mse_loss", "nll_loss", "cross_entropy",
+           "binary_cross_entropy_with_logits", "one_hot"]
+
+tanh = pointwise.tanh
+sigmoid = pointwise.sigmoid
+
+
+def relu(input, inplace=False):
+    return input.relu_() if inplace else pointwise.relu(input)
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if inplace:
+        return _inplace(input, lambda t: pointwise.leaky_relu(t, negative_slope))
+    return pointwise.leaky_relu(input, negative_slope)
+
+
+def gelu(input, approximate="none"):
+    return pointwise.gelu(input, approximate)
+
+
+def silu(input, inplace=False):
+    return _inplace(input, pointwise.silu) if inplace else pointwise.silu(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return pointwise.softplus(input, beta, threshold)
+
+
+def _softmax_dim(name, ndim, stacklevel):
+    """The dimension PyTorch's deprecated ``dim=None`` picks (0 for 0-, 1- and 3-D input)."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim, _stacklevel)
+    return reduce.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
+    return reduce.log_softmax(input, dim, dtype)
+
+
+def dropout(input, p=0.5, training=True, inplace=False, *, generator=None):
+    """input * mask / (1 - p), mask ~ Bernoulli(1 - p); the input itself when not training
+    (the graph, as PyTorch's on CPU, is a MulBackward0 with the scaled mask)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        noise = zeros((), dtype=input.dtype, device=input.device)
+    else:
+        u = rand(input.shape, dtype=input.dtype, device=input.device, generator=generator)
+        noise = (u < 1 - p).to(input.dtype) / (1 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 tensor with a trailing dimension of size ``num_classes`` (not differentiable)."""
+    from .._creation import arange
+    if tensor.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor.")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+    elif tensor.numel() and int(tensor.max().item()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    if tensor.numel() and int(tensor.min().item()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    classes = arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()

@@ -1,0 +1,487 @@
+"""``Module``: the base of every layer. Assigning a ``Parameter``, a ``Module`` or a registered
+buffer as an attribute registers it, so ``parameters()``, ``state_dict()``, ``to()`` and ``repr``
+see the whole tree."""
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
+
+from .. import _backend
+from .._creation import as_dtype
+from ..autograd.grad_mode import no_grad
+from ..autograd.graph import RemovableHandle
+from ..optim.optimizer import zero_grads
+from ..tensor import Tensor, describe
+from .parameter import Parameter
+
+# Bumped whenever any module's parameters or children change, so a module's cached parameter
+# list (the per-step hot path: zero_grad, optimizers) is rebuilt only after a change.
+_structure = [0]
+
+
+class _Registry(dict):
+    """``_parameters`` / ``_modules``: a dict whose every mutation invalidates cached lists."""
+    __slots__ = ()
+
+
+def _invalidating(method):
+    def mutate(self, *args, **kwargs):
+        _structure[0] += 1
+        return method(self, *args, **kwargs)
+    return mutate
+
+
+for _name in ("__setitem__", "__delitem__", "__ior__", "pop", "popitem", "clear", "update",
+              "setdefault"):
+    setattr(_Registry, _name, _invalidating(getattr(dict, _name)))
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _typename(obj) -> str:
+    if isinstance(obj, Tensor):
+        return describe(obj._data).split(" ")[0]
+    t = type(obj)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _addindent(s, n):
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
+
+
+def _check_name(kind, name):
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+    if "." in name:
+        raise KeyError(f"{kind} name can't contain \".\", got: {name}")
+    if name == "":
+        raise KeyError(f"{kind} name can't be empty string \"\"")
+
+
+class Module:
+    """Base class for all neural network modules; subclasses define ``forward``."""
+
+    training: bool
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments: "
+                            f"{args or ''}{kwargs or ''}")
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = _Registry()
+        d["_buffers"] = {}
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = _Registry()
+        d["_forward_hooks"] = []
+        d["_forward_pre_hooks"] = []
+        d["_param_cache"] = None
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required "
+                                  "\"forward\" function")
+
+    def __call__(self, *args, **kwargs):
+        if self._forward_pre_hooks or self._forward_hooks:
+            return self._call_hooked(args, kwargs)
+        return self.forward(*args, **kwargs)
+
+    def _call_hooked(self, args, kwargs):
+        for hook, with_kwargs in list(self._forward_pre_hooks):
+            if with_kwargs:
+                r = hook(self, args, kwargs)
+                if r is not None:
+                    args, kwargs = r
+            else:
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
+        out = self.forward(*args, **kwargs)
+        for hook, with_kwargs in list(self._forward_hooks):
+            r = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    # -- hooks --------------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """``hook(module, args) -> None | new args`` runs before ``forward``."""
+        return self._add_hook(self._forward_pre_hooks, (hook, with_kwargs), prepend)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """``hook(module, args, output) -> None | new output`` runs after ``forward``."""
+        return self._add_hook(self._forward_hooks, (hook, with_kwargs), prepend)
+
+    @staticmethod
+    def _add_hook(hooks, entry, prepend):
+        if prepend:
+            hooks.insert(0, entry)
+        else:
+            hooks.append(entry)
+        return RemovableHandle(hooks, entry)
+
+    # -- registration -------------------------------------------------------------------------
+    def register_parameter(self, name, param):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        _check_name("parameter", name)
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None:
+            if not isinstance(param, Parameter):
+                raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
+                                f"'{name}' (gpugrad.nn.Parameter or None required)")
+            if param.grad_fn is not None:
+                raise ValueError(
+                    f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters "
+                    f"must be created explicitly. To express '{name}' as a function of another "
+                    "Tensor, compute the value in the forward() method.")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        _check_name("buffer", name)
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(gpugrad Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        _check_name("module", name)
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(gpugrad.nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            if d.get("_modules") is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name)
+            d["_modules"][name] = value
+        elif d.get("_modules") is not None and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(gpugrad.nn.Module or None expected)")
+            d["_modules"][name] = None
+        elif d.get("_buffers") is not None and name in d["_buffers"]:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(gpugrad.Tensor or None expected)")
+            d["_buffers"][name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name):
+        """Drop ``name`` from every store before it is registered in another."""
+        d = self.__dict__
+        d.pop(name, None)
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in d[store]:
+                del d[store][name]
+        d["_non_persistent_buffers_set"].discard(name)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            s = d.get(store)
+            if s is not None and name in s:
+                return s[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in d.get(store, ()):
+                del d[store][name]
+                d["_non_persistent_buffers_set"].discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = set(super().__dir__())
+        for store in ("_parameters", "_buffers", "_modules"):
+            keys.update(self.__dict__.get(store, ()))
+        return sorted(k for k in keys if not k[0].isdigit())
+
+    # -- traversal ----------------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is not None:
+                sub = prefix + ("." if prefix else "") + name
+                yield from m.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and m not in seen:
+                seen.add(m)
+                yield name, m
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, store, prefix, recurse, remove_duplicate):
+        seen = set()
+        mods = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse
+                else [(prefix, self)])
+        for mod_prefix, m in mods:
+            for k, v in getattr(m, store).items():
+                if v is None or (remove_duplicate and v in seen):
+                    continue
+                seen.add(v)
+                yield mod_prefix + ("." if mod_prefix else "") + k, v
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        if recurse:
+            return iter(self._param_list())
+        return (p for _, p in self.named_parameters(recurse=False))
+
+    def _param_list(self):
+        """All parameters, deduplicated, cached until some module's structure changes."""
+        c = self._param_cache
+        if c is None or c[0] != _structure[0]:
+            c = (_structure[0], [p for _, p in self.named_parameters()])
+            self.__dict__["_param_cache"] = c
+        return c[1]
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        return (b for _, b in self.named_buffers(recurse=recurse))
+
+    def get_submodule(self, target):
+        if target == "":
+            return self
+        m = self
+        for item in target.split("."):
+            if item not in m._modules:
+                raise AttributeError(f"{m._get_name()} has no attribute `{item}`")
+            m = m._modules[item]
+        return m
+
+    def get_parameter(self, target):
+        mod_path, _, name = target.rpartition(".")
+        m = self.get_submodule(mod_path)
+        if name not in m._parameters:
+            raise AttributeError(f"{m._get_name()} has no parameter `{name}`")
+        return m._parameters[name]
+
+    def apply(self, fn):
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes and gradients ------------------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            m.__dict__["training"] = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        zero_grads(self._param_list(), set_to_none)
+
+    # -- device and dtype ---------------------------------------------------------------------
+    def _apply(self, fn):
+        for m in self.children():
+            m._apply(fn)
+        with no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                new = fn(p)
+                if new is not p:
+                    p.data = new   # keep the Parameter object, as PyTorch does by default
+                g = p._grad
+                if g is not None:
+                    new = fn(g)
+                    if new is not g:
+                        g.data = new
+            for k, b in self._buffers.items():
+                if b is not None:
+                    self._buffers[k] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs):
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: moves and casts
+        parameters and buffers in place (only floating-point ones change dtype)."""
+        from .._methods import _is_dtype_name
+        device, dtype = kwargs.get("device"), kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, (str, _backend.device)) and not _is_dtype_name(a):
+                device = a
+            elif isinstance(a, int) and not isinstance(a, bool):
+                device = _backend.device("cuda", a)
+            elif a is not None:
+                dtype = a
+        dtype = as_dtype(dtype)
+        if dtype is not None and dtype.kind not in "fc":
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got "
+                            f"desired dtype={dtype}")
+        device = None if device is None else _backend.device(device)
+
+        def convert(t):
+            return t.to(device=device, dtype=dtype if t.is_floating_point() else None)
+        return self._apply(convert)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to(_backend.device("cuda", device) if isinstance(device, int) or device is None
+                       else device)
+
+    def float(self):
+        return self.to("float32")
+
+    def double(self):
+        return self.to("float64")
+
+    def half(self):
+        return self.to("float16")
+
+    # -- state dict ---------------------------------------------------------------------------
+    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".",
+                             keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy parameters and buffers from ``state_dict`` (in place). ``strict``: every key must
+        match. Shape mismatches are errors either way."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, errors, expected = [], [], set()
+        with no_grad():
+            self._load(state_dict, "", missing, errors, expected, assign)
+        unexpected = [k for k in state_dict if k not in expected]
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _load(self, sd, prefix, missing, errors, expected, assign):
+        local = [(n, p) for n, p in self._parameters.items() if p is not None]
+        local += [(n, b) for n, b in self._buffers.items()
+                  if b is not None and n not in self._non_persistent_buffers_set]
+        for name, cur in local:
+            key = prefix + name
+            expected.add(key)
+            if key not in sd:
+                missing.append(key)
+                continue
+            v = sd[key]
+            if not isinstance(v, Tensor):
+                errors.append(f'While copying the parameter named "{key}", expected gpugrad.Tensor '
+                              f"or Tensor-like object from checkpoint but received {type(v)}")
+                continue
+            if v.shape != cur.shape:
+                errors.append(f"size mismatch for {key}: copying a param with shape {v.shape} "
+                              f"from checkpoint, the shape in current model is {cur.shape}.")
+                continue
+            v = v.to(device=cur.device, dtype=cur.dtype)
+            if assign and name in self._parameters:
+                cur.data = v.detach()
+            else:
+                cur.copy_(v)
+        for name, m in self._modules.items():
+            if m is not None:
+                m._load(sd, prefix + name + ".", missing, errors, expected, assign)
+
+    # -- printing -----------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({k}): " + _addindent(repr(m), 2) for k, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        s = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                s += extra_lines[0]
+            else:
+                s += "\n  " + "\n  ".join(lines) + "\n"
+        return s + ")"

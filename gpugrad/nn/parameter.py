@@ -1,0 +1,46 @@
+"""``Parameter``: a leaf tensor that a ``Module`` registers as one of its learnable weights."""
+from __future__ import annotations
+
+from .._creation import empty
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A tensor that is a module parameter when assigned as a ``Module`` attribute.
+
+    It shares ``data``'s storage and version counter (as ``data.detach()`` would) and requires
+    grad by default. Ops on it return plain tensors.
+    """
+    __slots__ = ()
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            data = empty(0)
+        elif not isinstance(data, Tensor):
+            raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
+        p = Tensor.__new__(cls)
+        Tensor._init(p, data._data)
+        p._vbox = data._version_box()
+        if requires_grad:
+            p.requires_grad = True   # validates the dtype, as PyTorch does
+        return p
+
+    def __init__(self, data=None, requires_grad=True):
+        pass  # everything happens in __new__ (Tensor.__init__ would re-create the storage)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + Tensor.__repr__(self)
+
+    def __deepcopy__(self, memo):
+        p = Parameter(Tensor._make(self._data.copy()), self._rg)
+        if self._grad is not None:
+            p._grad = Tensor._make(self._grad._data.copy())
+        memo[id(self)] = p
+        return p
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild_parameter, (self._host(), self._rg))
+
+
+def _rebuild_parameter(a, requires_grad):
+    return Parameter(Tensor._make(a), requires_grad)

@@ -1,0 +1,99 @@
+"""Adam and AdamW (decoupled weight decay)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _backend, kernels
+from ..autograd.grad_mode import no_grad
+from ..tensor import Tensor
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+    p -= lr m / (1 - b1^t) / (sqrt(v / (1 - b2^t)) + eps)
+    (weight decay: g += wd p, or p *= 1 - lr wd when decoupled, as AdamW)"""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        for i in (0, 1):
+            if not 0.0 <= betas[i] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    def step(self, closure=None):
+        loss = self._closure(closure)
+        state = self.state
+        with no_grad():
+            for group in self.param_groups:
+                lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+                wd, amsgrad = group["weight_decay"], group["amsgrad"]
+                decoupled, maximize = group["decoupled_weight_decay"], group["maximize"]
+                for p in group["params"]:
+                    g = p._grad
+                    if g is None:
+                        continue
+                    g = -g._data if maximize else g._data
+                    st = state[p]
+                    if not st:
+                        _init_state(st, p._data, amsgrad)
+                    step = st["step"]._data
+                    step += 1   # a 0-d float32 array, as PyTorch keeps tensor(step)
+                    m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
+                    if amsgrad:
+                        _amsgrad_step(p._data, g, m, v, st["max_exp_avg_sq"]._data, lr, b1, b2,
+                                      eps, wd, int(step), decoupled)
+                    else:
+                        kernels.adam_step(p._data, g, m, v, lr, b1, b2, eps, wd, int(step),
+                                          decoupled)
+                    p._version_box().v += 1
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p *= 1 - lr wd before the Adam update."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)
+
+
+def _init_state(st, p, amsgrad):
+    xp = _backend.xp_of(p)
+    st["step"] = Tensor._make(np.zeros((), np.float32))
+    st["exp_avg"] = Tensor._make(xp.zeros_like(p))
+    st["exp_avg_sq"] = Tensor._make(xp.zeros_like(p))
+    if amsgrad:
+        st["max_exp_avg_sq"] = Tensor._make(xp.zeros_like(p))
+
+
+def _amsgrad_step(p, g, m, v, vmax, lr, b1, b2, eps, wd, step, decoupled):
+    """Adam with v replaced by its running maximum (no fused kernel: plain array ops)."""
+    xp = _backend.xp_of(p)
+    t = p.dtype.type
+    if wd:
+        if decoupled:
+            p *= t(1 - lr * wd)
+        else:
+            g = g + t(wd) * p
+    m *= t(b1)
+    m += t(1 - b1) * g
+    v *= t(b2)
+    v += t(1 - b2) * (g * g)
+    xp.maximum(vmax, v, out=vmax)
+    denom = xp.sqrt(vmax / t(1 - b2 ** step)) + t(eps)
+    p -= t(lr / (1 - b1 ** step)) * m / denom

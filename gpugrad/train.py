@@ -1,0 +1,202 @@
+"""``gpugrad train``: train a small MLP on a built-in data set (no download) and save it.
+
+The loop is the PyTorch one (zero_grad, forward, loss, backward, step) on the public API. With a
+given seed, a CPU run gives the same numbers every time: the weights are initialised on the CPU
+from ``gpugrad.manual_seed(seed)`` and the batches are shuffled by a generator seeded the same.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from . import datasets, nn, optim
+from ._creation import Generator, manual_seed
+from .autograd.grad_mode import no_grad
+from .serialization import save
+from .utils.data import DataLoader, TensorDataset
+
+OPTIMIZERS = {"sgd": 0.1, "adam": 1e-2, "adamw": 1e-2}   # name -> default learning rate
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="auto",
+                   help="cpu, cuda, cuda:N, or auto (cuda when available) [auto]")
+    p.add_argument("--data", default="spirals", choices=sorted(datasets.DATASETS),
+                   help="built-in data set [spirals]")
+    p.add_argument("--width", type=_positive, default=64, help="hidden layer width [64]")
+    p.add_argument("--depth", type=_positive, default=2, help="number of hidden layers [2]")
+    p.add_argument("--epochs", type=_positive, default=40, help="passes over the data [40]")
+    p.add_argument("--batch-size", type=_positive, default=64, help="samples per step [64]")
+    p.add_argument("--optimizer", default="adam", choices=sorted(OPTIMIZERS),
+                   help="adam, adamw, or sgd (momentum 0.9) [adam]")
+    p.add_argument("--lr", type=float, default=None,
+                   help="peak learning rate, cosine-annealed to 0 [0.01 for adam/adamw, 0.1 for "
+                        "sgd]")
+    p.add_argument("--seed", type=int, default=0, help="seed of initialisation and shuffling [0]")
+    p.add_argument("--out", default="model.npz",
+                   help="where to save the model state dict (gpugrad.save) [model.npz]; '' to "
+                        "skip")
+    p.add_argument("--logdir", default=None,
+                   help="write TensorBoard scalars (loss, accuracy, lr) to this directory")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no progress bar or per-epoch lines")
+
+
+def _positive(s):
+    v = int(s)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {s}")
+    return v
+
+
+def run(args) -> int:
+    """Entry point of the subcommand: train, print the summary, return the exit status."""
+    try:
+        train(**{k: v for k, v in vars(args).items() if not k.startswith("_") and k != "command"})
+    except DeviceError as e:
+        print(f"gpugrad train: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+class DeviceError(RuntimeError):
+    pass
+
+
+def cuda_available() -> bool:
+    """gpugrad.cuda.is_available(), False when the module is missing or fails."""
+    try:
+        from . import cuda
+        return bool(cuda.is_available())
+    except Exception:
+        return False
+
+
+def resolve_device(name: str) -> str:
+    if name == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    if name.startswith("cuda") and not cuda_available():
+        raise DeviceError(f"device '{name}' was requested but CUDA is not available (no CuPy, no "
+                          "GPU or no driver); use --device cpu or --device auto")
+    if name != "cpu" and not name.startswith("cuda"):
+        raise DeviceError(f"unknown device '{name}' (expected cpu, cuda, cuda:N or auto)")
+    return name
+
+
+def build_model(width=64, depth=2, in_features=2, classes=3) -> nn.Sequential:
+    """in -> [Linear(width), ReLU] * depth -> Linear(classes)."""
+    layers, n = [], in_features
+    for _ in range(depth):
+        layers += [nn.Linear(n, width), nn.ReLU()]
+        n = width
+    return nn.Sequential(*layers, nn.Linear(n, classes))
+
+
+def accuracy(model, x, y) -> float:
+    with no_grad():
+        return (model(x).argmax(1) == y).float().mean().item()
+
+
+def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_size=64,
+          optimizer="adam", lr=None, seed=0, out="model.npz", logdir=None, progress=True,
+          file=None) -> dict:
+    """Train and evaluate; print a summary to ``file`` (stdout) and return the figures."""
+    file = file or sys.stdout
+    device = resolve_device(device)
+    lr = OPTIMIZERS[optimizer] if lr is None else lr
+    split = datasets.load(data)
+    classes = int(split.y_train.max().item()) + 1
+    x_train, y_train = split.x_train.to(device), split.y_train.to(device)
+    x_test, y_test = split.x_test.to(device), split.y_test.to(device)
+
+    manual_seed(seed)
+    model = build_model(width, depth, x_train.shape[1], classes).to(device)
+    params = model.parameters()
+    opt = (optim.SGD(params, lr=lr, momentum=0.9) if optimizer == "sgd"
+           else optim.Adam(params, lr=lr) if optimizer == "adam" else optim.AdamW(params, lr=lr))
+    sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
+    loader = DataLoader(TensorDataset(x_train, y_train), batch_size=batch_size, shuffle=True,
+                        generator=Generator().manual_seed(seed))
+    loss_fn = nn.CrossEntropyLoss()
+    writer = _writer(logdir, file)
+    n_params = sum(p.numel() for p in model.parameters())
+    sizes = "-".join(map(str, [x_train.shape[1]] + [width] * depth + [classes]))
+    print(f"gpugrad train: {data} ({len(y_train)} train / {len(y_test)} test) on {device} | MLP "
+          f"{sizes} ({n_params:,} parameters) | {optimizer} lr {lr:g} | {epochs} epochs of "
+          f"{len(loader)} steps, batch {batch_size}", file=file)
+
+    bar = _progress(epochs * len(loader), progress, file)
+    steps, elapsed, loss_value = 0, 0.0, float("nan")
+    report_every = max(1, epochs // 10)
+    for epoch in range(epochs):
+        model.train()
+        t0 = time.perf_counter()
+        total = 0.0
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            opt.step()
+            total = total + loss.detach()   # stays on the device: no sync per step
+            if bar is not None:
+                bar.update(1)
+        loss_value = total.item() / len(loader)   # syncs once per epoch
+        dt = time.perf_counter() - t0
+        elapsed += dt
+        steps += len(loader)
+        speed = len(y_train) / dt
+        sched.step()
+        if bar is not None:
+            bar.set_postfix(loss=f"{loss_value:.4f}", samples_s=f"{speed:,.0f}", refresh=False)
+        elif progress and ((epoch + 1) % report_every == 0 or epoch == 0):
+            print(f"epoch {epoch + 1:>4}/{epochs}  loss {loss_value:.4f}  {speed:,.0f} samples/s",
+                  file=file)
+        if writer is not None:
+            model.eval()
+            writer.add_scalar("loss/train", loss_value, epoch + 1)
+            writer.add_scalar("accuracy/test", accuracy(model, x_test, y_test), epoch + 1)
+            writer.add_scalar("lr", opt.param_groups[0]["lr"], epoch + 1)
+    if bar is not None:
+        bar.close()
+
+    model.eval()
+    result = {"device": device, "train_accuracy": accuracy(model, x_train, y_train),
+              "test_accuracy": accuracy(model, x_test, y_test), "loss": loss_value,
+              "steps": steps, "seconds": elapsed, "steps_per_s": steps / elapsed,
+              "samples_per_s": epochs * len(y_train) / elapsed, "model": model, "out": out or None}
+    if writer is not None:
+        writer.add_scalar("accuracy/train", result["train_accuracy"], epochs)
+        writer.close()
+    print(f"train accuracy {result['train_accuracy']:.2%}   test accuracy "
+          f"{result['test_accuracy']:.2%}   final loss {loss_value:.4f}", file=file)
+    print(f"{steps} steps in {elapsed:.2f} s: {result['steps_per_s']:,.0f} steps/s, "
+          f"{result['samples_per_s']:,.0f} samples/s", file=file)
+    if out:
+        save(model.state_dict(), out)
+        print(f"saved the model state dict to {out} (reload: gpugrad.train.build_model({width}, "
+              f"{depth}).load_state_dict(gpugrad.load({out!r})))", file=file)
+    return result
+
+
+def _writer(logdir, file):
+    if not logdir:
+        return None
+    try:
+        from .utils.tensorboard import SummaryWriter
+    except ImportError as e:
+        print(f"note: --logdir ignored, TensorBoard logging is not available ({e})", file=file)
+        return None
+    return SummaryWriter(logdir)
+
+
+def _progress(total, enabled, file):
+    """A tqdm bar when tqdm is installed and progress is on; None otherwise."""
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="step", desc="train", file=sys.stderr, dynamic_ncols=True,
+                mininterval=0.25)

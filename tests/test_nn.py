@@ -1,0 +1,521 @@
+"""gpugrad.nn: modules, parameters, layers, losses, functional, init."""
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+import gpugrad
+import gpugrad.nn as nn
+import gpugrad.nn.functional as F
+from gpugrad.autograd import gradcheck, gradgradcheck
+
+
+def arr(t):
+    return t.detach().numpy()
+
+
+def f64(a, requires_grad=False):
+    return gpugrad.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.act = nn.ReLU()
+        self.register_buffer("running", gpugrad.zeros(4))
+        self.register_buffer("scratch", gpugrad.zeros(1), persistent=False)
+        self.scale = nn.Parameter(gpugrad.ones(1))
+        self.fc2 = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x))) * self.scale
+
+
+# -- package and Parameter ----------------------------------------------------------------------
+def test_nn_is_a_real_subpackage():
+    from gpugrad import nn as nn2
+    assert nn2 is nn and gpugrad.nn is nn
+    assert F is nn.functional and nn.init.kaiming_uniform_
+
+
+def test_parameter_is_a_tensor_with_pytorch_repr():
+    p = nn.Parameter(gpugrad.tensor([1.0, 2.0]))
+    assert isinstance(p, gpugrad.Tensor) and p.requires_grad and p.is_leaf
+    assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
+    assert type(p * 2) is gpugrad.Tensor and type(p.detach()) is gpugrad.Tensor
+    assert not nn.Parameter(gpugrad.ones(1), requires_grad=False).requires_grad
+
+
+def test_parameter_shares_storage_with_its_data():
+    t = gpugrad.zeros(2)
+    p = nn.Parameter(t)
+    with gpugrad.no_grad():
+        p.add_(1)
+    assert t.tolist() == [1.0, 1.0]
+
+
+# -- Linear -------------------------------------------------------------------------------------
+def test_linear_forward_matches_numpy(rng):
+    m = nn.Linear(5, 3)
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    y = m(gpugrad.tensor(x))
+    np.testing.assert_allclose(arr(y), x @ arr(m.weight).T + arr(m.bias), rtol=1e-6, atol=1e-6)
+    assert y.shape == (4, 3) and y.dtype == gpugrad.float32
+
+
+def test_linear_default_init_bounds():
+    m = nn.Linear(16, 8)
+    bound = 1 / math.sqrt(16)
+    assert m.weight.shape == (8, 16) and m.bias.shape == (8,)
+    assert np.abs(arr(m.weight)).max() <= bound and np.abs(arr(m.bias)).max() <= bound
+    assert np.abs(arr(m.weight)).max() > bound / 2   # filled, not left at zero
+
+
+def test_linear_graph_is_addmm_like_pytorch():
+    m = nn.Linear(2, 3)
+    x = gpugrad.randn(4, 2, requires_grad=True)
+    y = m(x)
+    fn = y.grad_fn
+    assert fn.name() == "AddmmBackward0"
+    (bias_acc, _), (x_acc, _), (t_node, _) = fn.next_functions
+    assert bias_acc.name() == "torch::autograd::AccumulateGrad" and bias_acc.variable is m.bias
+    assert x_acc.variable is x
+    assert t_node.name() == "TBackward0"
+    assert t_node.next_functions[0][0].variable is m.weight
+    assert m(gpugrad.randn(4, 2)).grad_fn.next_functions[1] == (None, 0)
+
+
+def test_linear_without_bias_and_other_ranks():
+    m = nn.Linear(3, 2, bias=False)
+    assert m.bias is None and [n for n, _ in m.named_parameters()] == ["weight"]
+    assert m(gpugrad.randn(3)).shape == (2,)
+    assert nn.Linear(3, 2)(gpugrad.randn(5, 4, 3)).shape == (5, 4, 2)
+    assert repr(m) == "Linear(in_features=3, out_features=2, bias=False)"
+
+
+def test_linear_backward_matches_numpy(rng):
+    m = nn.Linear(3, 2).double()
+    x = rng.standard_normal((5, 3))
+    m(f64(x)).sum().backward()
+    np.testing.assert_allclose(arr(m.weight.grad), np.ones((5, 2)).T @ x)
+    np.testing.assert_allclose(arr(m.bias.grad), [5.0, 5.0])
+
+
+# -- Module -------------------------------------------------------------------------------------
+def test_registration_and_traversal_order():
+    net = Net()
+    assert [n for n, _ in net.named_parameters()] == [
+        "scale", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert [n for n, _ in net.named_children()] == ["fc1", "act", "fc2"]
+    assert list(net.children()) == [net.fc1, net.act, net.fc2]
+    assert [n for n, _ in net.named_modules()] == ["", "fc1", "act", "fc2"]
+    assert list(net.modules())[0] is net
+    assert [n for n, _ in net.named_buffers()] == ["running", "scratch"]
+    assert list(net.state_dict()) == ["scale", "running", "fc1.weight", "fc1.bias",
+                                      "fc2.weight", "fc2.bias"]
+    assert [p.shape for p in net.parameters()] == [(1,), (4, 3), (4,), (2, 4), (2,)]
+    assert net(gpugrad.randn(2, 3)).shape == (2, 2)
+
+
+def test_parameters_list_follows_changes():
+    net = Net()
+    assert len(list(net.parameters())) == 5
+    net.fc3 = nn.Linear(2, 2)
+    assert len(list(net.parameters())) == 7
+    net.fc1.bias = None
+    assert len(list(net.parameters())) == 6
+    new = nn.Parameter(gpugrad.zeros(2, 4))
+    net.fc2.weight = new
+    assert any(p is new for p in net.parameters())
+    del net.fc3
+    assert len(list(net.parameters())) == 4
+
+
+def test_shared_parameters_are_listed_once():
+    a = nn.Linear(2, 2)
+    seq = nn.Sequential(a, nn.ReLU(), a)
+    assert len(list(seq.parameters())) == 2
+    assert list(seq.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+def test_setattr_errors():
+    net = Net()
+    with pytest.raises(TypeError, match="cannot assign 'gpugrad.FloatTensor' as parameter 'scale'"):
+        net.scale = gpugrad.ones(1)
+    with pytest.raises(TypeError, match="as child module 'fc1'"):
+        net.fc1 = 3
+
+    class Forgot(nn.Module):
+        def __init__(self):
+            self.fc = nn.Linear(1, 1)
+
+    with pytest.raises(AttributeError, match="before Module.__init__"):
+        Forgot()
+    with pytest.raises(KeyError, match="already exists"):
+        net.register_parameter("forward", nn.Parameter(gpugrad.ones(1)))
+    with pytest.raises(AttributeError, match="'Net' object has no attribute 'nope'"):
+        net.nope
+
+
+def test_train_eval_propagate():
+    net = nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.Dropout()))
+    assert net.training
+    assert net.eval() is net
+    assert not any(m.training for m in net.modules())
+    net.train()
+    assert all(m.training for m in net.modules())
+
+
+def test_dropout_eval_is_identity_and_train_scales():
+    gpugrad.manual_seed(0)
+    d = nn.Dropout(p=0.25)
+    x = gpugrad.ones(2000, requires_grad=True)
+    y = d(x)
+    np.testing.assert_allclose(np.unique(arr(y)), [0.0, 1 / 0.75], rtol=1e-6)
+    kept = (arr(y) > 0).mean()
+    assert 0.7 < kept < 0.8
+    assert y.grad_fn.name() == "MulBackward0"
+    y.sum().backward()
+    np.testing.assert_allclose(arr(x.grad), arr(y))   # gradient = the scaled mask
+    d.eval()
+    assert d(x) is x
+    assert F.dropout(x, 1.0).sum().item() == 0
+    assert repr(d) == "Dropout(p=0.25, inplace=False)"
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        nn.Dropout(1.5)
+
+
+def test_zero_grad_set_to_none_both_ways():
+    net = Net()
+    net(gpugrad.randn(2, 3)).sum().backward()
+    assert all(p.grad is not None for p in net.parameters())
+    net.zero_grad(set_to_none=False)
+    assert all(p.grad is not None and not p.grad.any().item() for p in net.parameters())
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+
+
+def test_state_dict_round_trip():
+    gpugrad.manual_seed(0)
+    a, b = Net(), Net()
+    x = gpugrad.randn(3, 3)
+    assert not np.allclose(arr(a(x)), arr(b(x)))
+    w = b.fc1.weight
+    v = w._version
+    assert repr(b.load_state_dict(a.state_dict())) == "<All keys matched successfully>"
+    assert b.fc1.weight is w and w._version > v            # copied in place
+    np.testing.assert_array_equal(arr(a(x)), arr(b(x)))
+    sd = a.state_dict()
+    assert not sd["fc1.weight"].requires_grad and sd["fc1.weight"].grad_fn is None
+    assert a.state_dict(keep_vars=True)["fc1.weight"] is a.fc1.weight
+
+
+def test_load_state_dict_strict_errors():
+    m = nn.Linear(2, 2)
+    sd = m.state_dict()
+    sd["extra"] = gpugrad.zeros(1)
+    del sd["bias"]
+    with pytest.raises(RuntimeError) as e:
+        m.load_state_dict(sd)
+    assert str(e.value) == ('Error(s) in loading state_dict for Linear:\n\tMissing key(s) in '
+                            'state_dict: "bias". \n\tUnexpected key(s) in state_dict: "extra". ')
+    result = m.load_state_dict(sd, strict=False)
+    assert result.missing_keys == ["bias"] and result.unexpected_keys == ["extra"]
+    sd = m.state_dict()
+    sd["weight"] = gpugrad.zeros(3, 2)
+    for strict in (True, False):
+        with pytest.raises(RuntimeError) as e:
+            m.load_state_dict(sd, strict=strict)
+        assert str(e.value) == (
+            "Error(s) in loading state_dict for Linear:\n\tsize mismatch for weight: copying a "
+            "param with shape gpugrad.Size([3, 2]) from checkpoint, the shape in current model "
+            "is gpugrad.Size([2, 2]).")
+
+
+def test_load_state_dict_casts_dtype():
+    m = nn.Linear(2, 2)
+    src = nn.Linear(2, 2).double()
+    m.load_state_dict(src.state_dict())
+    assert m.weight.dtype == gpugrad.float32
+    np.testing.assert_allclose(arr(m.weight), arr(src.weight), rtol=1e-6)
+
+
+def test_forward_hooks():
+    m = nn.Linear(2, 2)
+    seen = []
+    h1 = m.register_forward_hook(lambda mod, args, out: seen.append((mod, args[0].shape)))
+    h2 = m.register_forward_hook(lambda mod, args, out: out * 0)
+    pre = m.register_forward_pre_hook(lambda mod, args: (args[0] + 1,))
+    x = gpugrad.zeros(1, 2)
+    assert m(x).sum().item() == 0
+    assert seen == [(m, (1, 2))]
+    h2.remove()
+    np.testing.assert_allclose(arr(m(x))[0], arr(m.weight).sum(1) + arr(m.bias), rtol=1e-6)
+    pre.remove()
+    h1.remove()
+    m(x)
+    assert len(seen) == 2
+    h = m.register_forward_hook(lambda mod, args, kwargs, out: (args, kwargs), with_kwargs=True)
+    assert m(x) == ((x,), {})
+    h.remove()
+
+
+def test_sequential_repr_and_container_ops():
+    seq = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Linear(3, 1), nn.Sigmoid()))
+    assert repr(seq) == (
+        "Sequential(\n"
+        "  (0): Linear(in_features=2, out_features=3, bias=True)\n"
+        "  (1): ReLU()\n"
+        "  (2): Sequential(\n"
+        "    (0): Linear(in_features=3, out_features=1, bias=True)\n"
+        "    (1): Sigmoid()\n"
+        "  )\n"
+        ")")
+    assert len(seq) == 3 and isinstance(seq[-1], nn.Sequential)
+    assert isinstance(seq[:2], nn.Sequential) and len(seq[:2]) == 2
+    seq.append(nn.Tanh())
+    del seq[1]
+    assert [type(m).__name__ for m in seq] == ["Linear", "Sequential", "Tanh"]
+    assert list(dict(seq.named_children())) == ["0", "1", "2"]
+    ml = nn.ModuleList([nn.Linear(1, 1) for _ in range(3)])
+    assert len(list(ml.parameters())) == 6 and len(ml[1:]) == 2
+
+
+def test_layer_reprs():
+    assert repr(nn.LeakyReLU()) == "LeakyReLU(negative_slope=0.01)"
+    assert repr(nn.GELU()) == "GELU(approximate='none')"
+    assert repr(nn.Softmax(dim=1)) == "Softmax(dim=1)"
+    assert repr(nn.ReLU(inplace=True)) == "ReLU(inplace=True)"
+    assert repr(nn.CrossEntropyLoss()) == "CrossEntropyLoss()"
+    assert repr(nn.MSELoss()) == "MSELoss()"
+
+
+def test_to_dtype_and_device_keep_parameter_objects():
+    net = Net()
+    net(gpugrad.randn(2, 3)).sum().backward()
+    w = net.fc1.weight
+    assert net.to(gpugrad.float64) is net
+    assert net.fc1.weight is w and w.dtype == gpugrad.float64 and w.grad.dtype == gpugrad.float64
+    assert isinstance(w, nn.Parameter) and w.requires_grad
+    assert net.running.dtype == gpugrad.float64
+    assert net(gpugrad.randn(2, 3, dtype=gpugrad.float64)).dtype == gpugrad.float64
+    net.to("cpu").float()
+    assert net.fc1.weight is w and w.dtype == gpugrad.float32 and w.device.type == "cpu"
+    with pytest.raises(TypeError, match="only accepts floating point"):
+        net.to(gpugrad.int64)
+
+
+def test_deepcopy_gives_independent_parameters():
+    net = Net()
+    twin = copy.deepcopy(net)
+    assert isinstance(twin.fc1.weight, nn.Parameter)
+    with gpugrad.no_grad():
+        twin.fc1.weight.zero_()
+    assert arr(net.fc1.weight).any()
+
+
+def test_requires_grad_and_get_submodule():
+    net = Net()
+    net.requires_grad_(False)
+    assert not any(p.requires_grad for p in net.parameters())
+    assert net.get_submodule("fc2") is net.fc2
+    assert net.get_parameter("fc2.bias") is net.fc2.bias
+
+
+# -- activations ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("module, ref", [
+    (nn.ReLU(), lambda x: np.maximum(x, 0)),
+    (nn.LeakyReLU(0.2), lambda x: np.where(x > 0, x, 0.2 * x)),
+    (nn.GELU(), lambda x: 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))),
+    (nn.GELU("tanh"), lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi)
+                                                      * (x + 0.044715 * x ** 3)))),
+    (nn.SiLU(), lambda x: x / (1 + np.exp(-x))),
+    (nn.Tanh(), np.tanh),
+    (nn.Sigmoid(), lambda x: 1 / (1 + np.exp(-x))),
+    (nn.Softmax(dim=1), lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True)),
+    (nn.LogSoftmax(dim=1), lambda x: x - np.log(np.exp(x).sum(1, keepdims=True))),
+    (nn.Identity(), lambda x: x),
+    (nn.Flatten(), lambda x: x.reshape(len(x), -1)),
+], ids=lambda v: type(v).__name__ if isinstance(v, nn.Module) else "")
+def test_activation_matches_numpy(module, ref, rng):
+    x = rng.standard_normal((4, 5))
+    np.testing.assert_allclose(arr(module(f64(x))), ref(x), rtol=1e-7, atol=1e-10)
+
+
+def test_softmax_without_dim_warns_and_uses_legacy_dim():
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        y = nn.Softmax()(gpugrad.randn(2, 3))
+    np.testing.assert_allclose(arr(y).sum(1), [1, 1], rtol=1e-6)
+
+
+def test_inplace_activations():
+    x = gpugrad.tensor([-1.0, 2.0])
+    assert nn.ReLU(inplace=True)(x) is x and x.tolist() == [0.0, 2.0]
+    y = gpugrad.tensor([-1.0, 2.0])
+    nn.LeakyReLU(0.5, inplace=True)(y)
+    assert y.tolist() == [-0.5, 2.0]
+
+
+# -- losses ---------------------------------------------------------------------------------------
+def _np_log_softmax(x, axis=1):
+    z = x - x.max(axis, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis, keepdims=True))
+
+
+def test_cross_entropy_matches_numpy(rng):
+    x = rng.standard_normal((6, 4))
+    t = np.array([0, 3, 1, 1, 2, 0])
+    nll = -_np_log_softmax(x)[np.arange(6), t]
+    for reduction, ref in (("mean", nll.mean()), ("sum", nll.sum()), ("none", nll)):
+        out = nn.CrossEntropyLoss(reduction=reduction)(f64(x), gpugrad.tensor(t))
+        np.testing.assert_allclose(arr(out), ref, rtol=1e-12)
+
+
+def test_cross_entropy_ignore_index_and_weight(rng):
+    x = rng.standard_normal((5, 3))
+    t = np.array([0, 2, -100, 1, 2])
+    w = np.array([0.5, 2.0, 1.5])
+    keep = t != -100
+    lp = _np_log_softmax(x)[np.arange(5)[keep], t[keep]]
+    wt = w[t[keep]]
+    loss = nn.CrossEntropyLoss(weight=f64(w))(f64(x), gpugrad.tensor(t))
+    np.testing.assert_allclose(loss.item(), -(wt * lp).sum() / wt.sum(), rtol=1e-12)
+    none = nn.CrossEntropyLoss(reduction="none", ignore_index=2)(f64(x[:2]), gpugrad.tensor([0, 2]))
+    assert none.tolist()[1] == 0.0 and none.tolist()[0] > 0
+    xt = f64(x, requires_grad=True)
+    nn.CrossEntropyLoss()(xt, gpugrad.tensor(t)).backward()
+    assert arr(xt.grad)[2].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_cross_entropy_label_smoothing_and_probabilities(rng):
+    x = rng.standard_normal((4, 3))
+    t = np.array([0, 2, 1, 1])
+    lp = _np_log_softmax(x)
+    eps = 0.1
+    ref = ((1 - eps) * -lp[np.arange(4), t] + eps / 3 * -lp.sum(1)).mean()
+    out = F.cross_entropy(f64(x), gpugrad.tensor(t), label_smoothing=eps)
+    np.testing.assert_allclose(out.item(), ref, rtol=1e-12)
+    probs = np.eye(3)[t] * 0.8 + 0.2 / 3
+    out = F.cross_entropy(f64(x), f64(probs))
+    np.testing.assert_allclose(out.item(), -(probs * lp).sum(1).mean(), rtol=1e-12)
+
+
+def test_cross_entropy_spatial_targets(rng):
+    x = rng.standard_normal((2, 3, 4))
+    t = rng.integers(0, 3, (2, 4))
+    lp = _np_log_softmax(x, axis=1)
+    ref = -np.take_along_axis(lp, t[:, None], 1)[:, 0]
+    out = F.cross_entropy(f64(x), gpugrad.tensor(t), reduction="none")
+    np.testing.assert_allclose(arr(out), ref, rtol=1e-12)
+
+
+def test_loss_graphs_match_pytorch():
+    x = gpugrad.randn(3, 4, requires_grad=True)
+    ce = F.cross_entropy(x, gpugrad.tensor([0, 1, 3]))
+    assert ce.grad_fn.name() == "NllLossBackward0"
+    assert len(ce.grad_fn.next_functions) == 1
+    assert ce.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
+    mse = F.mse_loss(x, gpugrad.zeros(3, 4))
+    assert mse.grad_fn.name() == "MseLossBackward0" and mse.grad_fn.next_functions[1] == (None, 0)
+    bce = F.binary_cross_entropy_with_logits(x, gpugrad.rand(3, 4), pos_weight=gpugrad.ones(4))
+    assert bce.grad_fn.name() == "BinaryCrossEntropyWithLogitsBackward0"
+    assert len(bce.grad_fn.next_functions) == 2
+
+
+def test_mse_loss_matches_numpy(rng):
+    x, t = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    for reduction, ref in (("mean", ((x - t) ** 2).mean()), ("sum", ((x - t) ** 2).sum()),
+                           ("none", (x - t) ** 2)):
+        out = nn.MSELoss(reduction=reduction)(f64(x), f64(t))
+        np.testing.assert_allclose(arr(out), ref, rtol=1e-12)
+    xt = f64(x, requires_grad=True)
+    F.mse_loss(xt, f64(t)).backward()
+    np.testing.assert_allclose(arr(xt.grad), 2 * (x - t) / x.size, rtol=1e-12)
+
+
+def test_bce_with_logits_matches_numpy(rng):
+    x = rng.standard_normal((3, 4)) * 3
+    t = rng.uniform(size=(3, 4))
+    w, pw = rng.uniform(0.5, 2, 4), rng.uniform(0.5, 2, 4)
+    s = 1 / (1 + np.exp(-x))
+    ref = -w * (pw * t * np.log(s) + (1 - t) * np.log(1 - s))
+    out = nn.BCEWithLogitsLoss(weight=f64(w), pos_weight=f64(pw), reduction="none")(f64(x), f64(t))
+    np.testing.assert_allclose(arr(out), ref, rtol=1e-10)
+    plain = nn.BCEWithLogitsLoss()(f64(x), f64(t))
+    np.testing.assert_allclose(plain.item(), (-(t * np.log(s) + (1 - t) * np.log(1 - s))).mean(),
+                               rtol=1e-10)
+    big = F.binary_cross_entropy_with_logits(f64([1000.0, -1000.0]), f64([0.0, 1.0]),
+                                             reduction="none")
+    assert big.tolist() == [1000.0, 1000.0]   # no overflow to inf or nan
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_loss_gradients_gradcheck(reduction, rng):
+    x = f64(rng.standard_normal((3, 4)), requires_grad=True)
+    t = f64(rng.uniform(size=(3, 4)), requires_grad=True)
+    w, pw = f64(rng.uniform(0.5, 2, 4)), f64(rng.uniform(0.5, 2, 4))
+    labels = gpugrad.tensor([0, 3, -100])
+    assert gradcheck(lambda a, b: F.mse_loss(a, b, reduction=reduction), (x, t))
+    assert gradcheck(lambda a: F.cross_entropy(a, labels, reduction=reduction), (x,))
+    assert gradcheck(lambda a: F.cross_entropy(a, labels, w, reduction=reduction,
+                                               label_smoothing=0.2), (x,))
+    assert gradcheck(lambda a, b: F.binary_cross_entropy_with_logits(
+        a, b, w, reduction=reduction, pos_weight=pw), (x, t))
+    x3 = f64(rng.standard_normal((2, 3, 2)), requires_grad=True)
+    assert gradcheck(lambda a: F.cross_entropy(a, gpugrad.tensor([[0, 2], [1, -100]]),
+                                               reduction=reduction), (x3,))
+    assert gradgradcheck(lambda a: F.cross_entropy(a, labels, reduction=reduction), (x,))
+    assert gradgradcheck(lambda a, b: F.mse_loss(a, b, reduction=reduction), (x, t))
+
+
+def test_loss_errors():
+    x = gpugrad.randn(3, 4)
+    with pytest.raises(ValueError, match="foo is not a valid value for reduction"):
+        F.mse_loss(x, x, reduction="foo")
+    with pytest.raises(IndexError, match="Target 7 is out of bounds."):
+        F.cross_entropy(x, gpugrad.tensor([0, 7, 1]))
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target "
+                                         r"batch_size \(2\)"):
+        F.cross_entropy(x, gpugrad.tensor([0, 1]))
+    with pytest.raises(ValueError, match="must be the same as input size"):
+        F.binary_cross_entropy_with_logits(x, gpugrad.rand(3))
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+        F.nll_loss(x, gpugrad.tensor([0.0, 1.0, 2.0]))
+
+
+def test_one_hot():
+    out = F.one_hot(gpugrad.tensor([0, 2, 1]))
+    assert out.dtype == gpugrad.int64 and out.tolist() == [[1, 0, 0], [0, 0, 1], [0, 1, 0]]
+    assert F.one_hot(gpugrad.tensor([1]), 4).tolist() == [[0, 1, 0, 0]]
+
+
+# -- init -----------------------------------------------------------------------------------------
+def test_init_functions():
+    init = nn.init
+    gpugrad.manual_seed(0)
+    w = nn.Parameter(gpugrad.empty(200, 300))
+    init.xavier_uniform_(w)
+    a = math.sqrt(6 / 500)
+    assert np.abs(arr(w)).max() <= a and np.abs(arr(w)).max() > 0.95 * a
+    init.xavier_normal_(w)
+    assert abs(arr(w).std() - math.sqrt(2 / 500)) < 0.05 * math.sqrt(2 / 500)
+    init.kaiming_uniform_(w, nonlinearity="relu")
+    b = math.sqrt(2) * math.sqrt(3 / 300)
+    assert np.abs(arr(w)).max() <= b and np.abs(arr(w)).max() > 0.95 * b
+    init.kaiming_normal_(w, mode="fan_out")
+    assert abs(arr(w).std() - math.sqrt(2 / 1 / (1 + 0.0 ** 2)) / math.sqrt(200)) < 0.005
+    assert w.grad_fn is None and w.requires_grad   # filled in place, still a leaf
+    init.zeros_(w)
+    assert not arr(w).any()
+    init.ones_(w)
+    assert (arr(w) == 1).all()
+    init.constant_(w, 0.5)
+    assert (arr(w) == 0.5).all()
+    assert init.calculate_gain("tanh") == 5 / 3
+    assert init.calculate_gain("leaky_relu", 0.2) == math.sqrt(2 / 1.04)
+    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+        init.xavier_uniform_(gpugrad.empty(3))

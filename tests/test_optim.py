@@ -1,0 +1,299 @@
+"""gpugrad.optim: one step of each optimizer against hand-computed numbers, groups, state dicts,
+schedules, and (when PyTorch is installed) a training step against torch."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import gpugrad
+import gpugrad.nn as nn
+import gpugrad.optim as optim
+
+EPS = 1e-8
+
+
+def param(values=(1.0, 2.0)):
+    return nn.Parameter(gpugrad.tensor(values, dtype=gpugrad.float64))
+
+
+def set_grad(p, values):
+    p.grad = gpugrad.tensor(values, dtype=p.dtype)
+
+
+def steps(opt, p, grads):
+    for g in grads:
+        set_grad(p, g)
+        opt.step()
+    return p.tolist()
+
+
+G1, G2 = [0.5, -1.0], [1.0, 1.0]
+
+
+# -- SGD ----------------------------------------------------------------------------------------
+def test_sgd_plain_step():
+    p = param()
+    assert steps(optim.SGD([p], lr=0.1), p, [G1]) == pytest.approx([0.95, 2.1], abs=1e-15)
+
+
+def test_sgd_weight_decay():
+    p = param()   # d = g + 0.1 p = [0.6, -0.8]
+    assert steps(optim.SGD([p], lr=0.1, weight_decay=0.1), p, [G1]) == pytest.approx(
+        [0.94, 2.08], abs=1e-15)
+
+
+def test_sgd_momentum_two_steps():
+    p = param()   # buf = g1, then 0.9 g1 + g2 = [1.45, 0.1]
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    assert steps(opt, p, [G1]) == pytest.approx([0.95, 2.1], abs=1e-15)
+    assert steps(opt, p, [G2]) == pytest.approx([0.805, 2.09], abs=1e-15)
+    assert opt.state[p]["momentum_buffer"].tolist() == pytest.approx([1.45, 0.1], abs=1e-15)
+
+
+def test_sgd_dampening():
+    p = param()   # second buf = 0.9 g1 + 0.5 g2 = [0.95, -0.4]
+    opt = optim.SGD([p], lr=0.1, momentum=0.9, dampening=0.5)
+    assert steps(opt, p, [G1, G2]) == pytest.approx([0.855, 2.14], abs=1e-15)
+
+
+def test_sgd_nesterov():
+    p = param()   # d = g + 0.9 buf: [0.95, -1.9], then [2.305, 1.09]
+    opt = optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True)
+    assert steps(opt, p, [G1]) == pytest.approx([0.905, 2.19], abs=1e-15)
+    assert steps(opt, p, [G2]) == pytest.approx([0.6745, 2.081], abs=1e-15)
+
+
+def test_sgd_maximize_and_skips_params_without_grad():
+    p, q = param(), param()
+    opt = optim.SGD([p, q], lr=0.1, maximize=True)
+    set_grad(p, G1)
+    opt.step()
+    assert p.tolist() == pytest.approx([1.05, 1.9], abs=1e-15) and q.tolist() == [1.0, 2.0]
+
+
+def test_sgd_argument_errors():
+    p = [param()]
+    with pytest.raises(ValueError, match="Invalid learning rate: -1"):
+        optim.SGD(p, lr=-1)
+    with pytest.raises(ValueError, match="Invalid momentum value: -0.5"):
+        optim.SGD(p, momentum=-0.5)
+    with pytest.raises(ValueError, match="Nesterov momentum requires a momentum and zero "
+                                         "dampening"):
+        optim.SGD(p, nesterov=True)
+    with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
+        optim.SGD([])
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        optim.SGD([p[0] * 2])
+
+
+# -- Adam / AdamW ---------------------------------------------------------------------------------
+def test_adam_first_step():
+    p = param()   # m-hat = g, v-hat = g^2: each coordinate moves by lr |g| / (|g| + eps)
+    steps(optim.Adam([p], lr=0.1), p, [G1])
+    assert p.tolist() == pytest.approx([1 - 0.1 * 0.5 / (0.5 + EPS), 2 + 0.1 / (1 + EPS)],
+                                       abs=1e-15)
+
+
+def test_adam_second_step():
+    p = param()
+    opt = optim.Adam([p], lr=0.1)
+    steps(opt, p, [G1, G2])
+    m = np.array([0.9 * 0.05 + 0.1, 0.9 * -0.1 + 0.1])               # [0.145, 0.01]
+    v = np.array([0.999 * 0.00025 + 0.001, 0.999 * 0.001 + 0.001])   # [0.00124975, 0.001999]
+    first = np.array([1 - 0.1 * 0.5 / (0.5 + EPS), 2 + 0.1 / (1 + EPS)])
+    expect = first - 0.1 * (m / 0.19) / (np.sqrt(v / (1 - 0.999 ** 2)) + EPS)
+    np.testing.assert_allclose(p.tolist(), expect, rtol=1e-13)
+    st = opt.state[p]
+    assert st["step"].item() == 2.0 and st["step"].dtype == gpugrad.float32
+    np.testing.assert_allclose(st["exp_avg"].tolist(), m, rtol=1e-13)
+    np.testing.assert_allclose(st["exp_avg_sq"].tolist(), v, rtol=1e-13)
+
+
+def test_adam_l2_weight_decay():
+    p = param()   # g + 0.1 p = [0.6, -0.8]
+    steps(optim.Adam([p], lr=0.1, weight_decay=0.1), p, [G1])
+    assert p.tolist() == pytest.approx([1 - 0.1 * 0.6 / (0.6 + EPS), 2 + 0.1 * 0.8 / (0.8 + EPS)],
+                                       abs=1e-15)
+
+
+def test_adamw_decoupled_weight_decay():
+    p = param()   # p *= 1 - 0.1 * 0.1 first, then the plain Adam step
+    opt = optim.AdamW([p], lr=0.1, weight_decay=0.1)
+    steps(opt, p, [G1])
+    assert p.tolist() == pytest.approx([0.99 - 0.1 * 0.5 / (0.5 + EPS), 1.98 + 0.1 / (1 + EPS)],
+                                       abs=1e-15)
+    assert opt.param_groups[0]["decoupled_weight_decay"] is True
+
+
+def test_adam_amsgrad_keeps_the_max_second_moment():
+    p, q = param(), param()
+    a = optim.Adam([p], lr=0.1, amsgrad=True)
+    b = optim.Adam([q], lr=0.1)
+    big, small = [10.0, 10.0], [0.1, 0.1]
+    steps(a, p, [big, small])
+    steps(b, q, [big, small])
+    v = 0.999 * 0.001 * 100 + 0.001 * 0.01
+    vmax = max(v, 0.001 * 100)
+    assert a.state[p]["max_exp_avg_sq"].tolist() == pytest.approx([vmax] * 2, rel=1e-13)
+    assert p.tolist() != q.tolist()
+
+
+def test_adam_argument_errors():
+    with pytest.raises(ValueError, match="Invalid beta parameter at index 1: 1.0"):
+        optim.Adam([param()], betas=(0.9, 1.0))
+    with pytest.raises(ValueError, match="Invalid epsilon value: -1"):
+        optim.Adam([param()], eps=-1)
+
+
+# -- Optimizer base -------------------------------------------------------------------------------
+def test_step_bumps_the_version_counter():
+    p = param()
+    y = (p * p).sum()
+    opt = optim.SGD([p], lr=0.1)
+    v = p._version
+    set_grad(p, G1)
+    opt.step()
+    assert p._version == v + 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_zero_grad_both_ways():
+    p = param()
+    opt = optim.SGD([p], lr=0.1)
+    set_grad(p, G1)
+    g = p.grad
+    opt.zero_grad(set_to_none=False)
+    assert p.grad is g and p.grad.tolist() == [0.0, 0.0]
+    opt.zero_grad()
+    assert p.grad is None
+
+
+def test_param_groups():
+    a, b = param(), param()
+    opt = optim.SGD([{"params": [a]}, {"params": b, "lr": 1.0}], lr=0.1, momentum=0.5)
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 1.0]
+    assert opt.param_groups[1]["momentum"] == 0.5 and opt.param_groups[1]["params"] == [b]
+    set_grad(a, G1)
+    set_grad(b, G1)
+    opt.step()
+    assert a.tolist() == pytest.approx([0.95, 2.1]) and b.tolist() == pytest.approx([0.5, 3.0])
+    c = param()
+    opt.add_param_group({"params": [c], "lr": 0.5})
+    assert opt.param_groups[2]["momentum"] == 0.5
+    with pytest.raises(ValueError, match="some parameters appear in more than one parameter "
+                                         "group"):
+        opt.add_param_group({"params": [a]})
+
+
+def test_optimizer_repr():
+    opt = optim.SGD([param()], lr=0.1, momentum=0.9)
+    assert repr(opt) == ("SGD (\nParameter Group 0\n    dampening: 0\n    differentiable: False\n"
+                         "    foreach: None\n    fused: None\n    lr: 0.1\n    maximize: False\n"
+                         "    momentum: 0.9\n    nesterov: False\n    weight_decay: 0\n)")
+
+
+@pytest.mark.parametrize("make", [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+                                  lambda ps: optim.Adam(ps, lr=0.1),
+                                  lambda ps: optim.AdamW(ps, lr=0.1)],
+                         ids=["sgd", "adam", "adamw"])
+def test_optimizer_state_dict_round_trip(make):
+    gpugrad.manual_seed(0)
+    grads = [gpugrad.randn(2, dtype=gpugrad.float64).tolist() for _ in range(4)]
+    p = param()
+    opt = make([p])
+    steps(opt, p, grads[:2])
+    sd = opt.state_dict()
+    assert list(sd) == ["state", "param_groups"] and sd["param_groups"][0]["params"] == [0]
+    q = param(p.tolist())
+    other = make([q])
+    other.load_state_dict(sd)
+    assert other.state[q] and all(v is not w for v, w in zip(other.state[q].values(),
+                                                             opt.state[p].values()))
+    assert steps(opt, p, grads[2:]) == steps(other, q, grads[2:])
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        other.load_state_dict({"state": {}, "param_groups": []})
+
+
+# -- schedules ------------------------------------------------------------------------------------
+def test_step_lr():
+    opt = optim.SGD([param()], lr=1.0)
+    sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(4):
+        opt.step()
+        sched.step()
+        lrs.append(sched.get_last_lr()[0])
+    assert lrs == [1.0, 1.0, 0.5, 0.5, 0.25]
+
+
+def test_cosine_annealing_lr():
+    opt = optim.SGD([param()], lr=1.0)
+    sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4, eta_min=0.0)
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(4):
+        sched.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    expect = [1.0, (1 + math.cos(math.pi / 4)) / 2, 0.5, (1 + math.cos(3 * math.pi / 4)) / 2, 0.0]
+    assert lrs == pytest.approx(expect, abs=1e-15)
+    state = sched.state_dict()
+    assert state["last_epoch"] == 4 and "optimizer" not in state
+
+
+# -- oracle ---------------------------------------------------------------------------------------
+def _twin_models():
+    torch = pytest.importorskip("torch")
+    gpugrad.manual_seed(0)
+    ours = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).double()
+    theirs = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(),
+                                 torch.nn.Linear(8, 3)).double()
+    with torch.no_grad():
+        for (_, a), (_, b) in zip(ours.named_parameters(), theirs.named_parameters()):
+            b.copy_(torch.from_numpy(a.detach().numpy().copy()))
+    return torch, ours, theirs
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("Adam", dict(lr=0.01, weight_decay=0.01)),
+    ("AdamW", dict(lr=0.01)),
+])
+def test_training_steps_match_torch(name, kwargs):
+    torch, ours, theirs = _twin_models()
+    opt_a = getattr(optim, name)(ours.parameters(), **kwargs)
+    opt_b = getattr(torch.optim, name)(theirs.parameters(), **kwargs)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x, y = rng.standard_normal((5, 4)), rng.integers(0, 3, 5)
+        losses = []
+        for model, opt, lib in ((ours, opt_a, gpugrad), (theirs, opt_b, torch)):
+            opt.zero_grad()
+            loss = lib.nn.functional.cross_entropy(model(lib.tensor(x)), lib.tensor(y))
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        assert losses[0] == pytest.approx(losses[1], rel=1e-12)
+    for a, b in zip(ours.parameters(), theirs.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_schedules_match_torch():
+    torch = pytest.importorskip("torch")
+    w = torch.zeros(1, requires_grad=True)
+    for make_a, make_b in (
+            (lambda o: optim.lr_scheduler.StepLR(o, 3, 0.3),
+             lambda o: torch.optim.lr_scheduler.StepLR(o, 3, 0.3)),
+            (lambda o: optim.lr_scheduler.CosineAnnealingLR(o, 5, 0.01),
+             lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, 5, 0.01))):
+        oa, ob = optim.SGD([param()], lr=0.5), torch.optim.SGD([w], lr=0.5)
+        sa, sb = make_a(oa), make_b(ob)
+        for _ in range(8):
+            oa.step()
+            ob.step()
+            sa.step()
+            sb.step()
+            assert sa.get_last_lr()[0] == pytest.approx(sb.get_last_lr()[0], rel=1e-12)

@@ -1,0 +1,117 @@
+"""The seed-004 loop, the `gpugrad train` command and the examples."""
+from __future__ import annotations
+
+import io
+import runpy
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpugrad
+import gpugrad.nn as nn
+import gpugrad.optim as optim
+from gpugrad import datasets, train
+from gpugrad.__main__ import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def test_seed004_loop_converges():
+    """nn.Linear(1, 1) + SGD + MSELoss on one point (x=1, y=2): the residual r = w + b - 2 shrinks
+    by exactly 1 - lr * 2 * 2 = 0.96 per step, and w - b never changes (equal gradients)."""
+    gpugrad.manual_seed(0)
+    model = nn.Linear(1, 1).double()
+    optimizer = optim.SGD(model.parameters(), lr=0.01)
+    x = gpugrad.tensor([[1.0]], dtype=gpugrad.float64, requires_grad=True)
+    target = gpugrad.tensor([[2.0]], dtype=gpugrad.float64)
+    w0, b0 = model.weight.item(), model.bias.item()
+    for _ in range(100):
+        optimizer.zero_grad()
+        loss = nn.MSELoss()(model(x), target)
+        loss.backward()
+        optimizer.step()
+    w, b = model.weight.item(), model.bias.item()
+    assert w + b - 2 == pytest.approx((w0 + b0 - 2) * 0.96 ** 100, rel=1e-9)
+    assert w - b == pytest.approx(w0 - b0, abs=1e-12)
+    assert model(x).item() == pytest.approx(2.0, abs=0.05)
+    assert x.grad is not None   # the input asked for a gradient and got one
+
+
+def test_seed004_example_runs(capsys):
+    runpy.run_path(str(EXAMPLES / "seed004_linear.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "(target 2.0)" in out and "AddmmBackward0" in out
+
+
+def _run(tmp_path, *extra):
+    out = io.StringIO()
+    result = train.train(epochs=12, out=str(tmp_path / "model.npz"), progress=False, file=out,
+                         **dict(extra))
+    return result, out.getvalue()
+
+
+def test_train_reaches_accuracy_deterministically(tmp_path):
+    a, text = _run(tmp_path)
+    assert a["device"] == "cpu" and a["steps"] == 12 * 36
+    assert a["test_accuracy"] >= 0.95 and a["train_accuracy"] >= 0.95
+    assert "test accuracy" in text and "steps/s" in text
+    saved = gpugrad.load(tmp_path / "model.npz")
+    b, _ = _run(tmp_path)
+    assert (a["train_accuracy"], a["test_accuracy"], a["loss"]) == (
+        b["train_accuracy"], b["test_accuracy"], b["loss"])
+    again = gpugrad.load(tmp_path / "model.npz")
+    for k in saved:   # same seed, same bits
+        np.testing.assert_array_equal(saved[k].numpy(), again[k].numpy())
+    model = train.build_model(64, 2)
+    model.load_state_dict(again)
+    split = datasets.load()
+    assert train.accuracy(model, split.x_test, split.y_test) == a["test_accuracy"]
+
+
+def test_train_seed_and_optimizer_options(tmp_path):
+    r, text = _run(tmp_path, ("seed", 1), ("optimizer", "sgd"), ("width", 16), ("depth", 1),
+                   ("batch_size", 128))
+    assert "MLP 2-16-3" in text and "sgd lr 0.1" in text and r["steps"] == 12 * 18
+
+
+def test_command_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--epochs", "2", "--width", "8", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "train accuracy" in out and (tmp_path / "model.npz").exists()
+    assert main([]) == 2
+    assert "train" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["train", "--epochs", "0"])
+
+
+def test_progress_lines_without_tqdm(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)   # import tqdm now fails
+    assert main(["train", "--epochs", "3", "--width", "8", "--out", ""]) == 0
+    out = capsys.readouterr().out
+    assert "epoch    1/3" in out and "samples/s" in out
+
+
+def test_missing_tensorboard_is_reported_not_fatal(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "gpugrad.utils.tensorboard", None)
+    assert main(["train", "--epochs", "1", "--width", "8", "--out", "", "--no-progress",
+                 "--logdir", str(tmp_path / "runs")]) == 0
+    assert "TensorBoard logging is not available" in capsys.readouterr().out
+
+
+def test_cuda_request_without_cuda(capsys):
+    if train.cuda_available():
+        pytest.skip("CUDA is available here")
+    assert main(["train", "--device", "cuda", "--epochs", "1"]) == 2
+    assert "CUDA is not available" in capsys.readouterr().err
+    assert train.resolve_device("auto") == "cpu"
+
+
+def test_train_mlp_example(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(EXAMPLES / "train_mlp.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    accuracy = float(out.split("test accuracy ")[1].split("%")[0])
+    assert accuracy >= 95 and (tmp_path / "mlp.npz").exists()
