@@ -5,6 +5,7 @@ call ops are attached in ``gpugrad/_methods.py``).
 """
 from __future__ import annotations
 
+import sys
 import warnings
 import weakref
 
@@ -218,7 +219,8 @@ class Tensor:
         self._rg = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self.requires_grad = requires_grad
+        if not (requires_grad and self.grad_fn is not None):  # True on a non-leaf: a no-op
+            self.requires_grad = requires_grad
         return self
 
     @property
@@ -306,8 +308,8 @@ class Tensor:
         """AccumulateGrad's work: ``self.grad += g`` (in place unless building a graph)."""
         cur = self._grad
         if isinstance(g, Tensor):
-            if cur is None:
-                self._grad = g if create_graph else Tensor._make(g._data.copy())
+            if cur is None:  # a private copy: a later plain backward accumulates into it in place
+                self._grad = g.clone() if create_graph else Tensor._make(g._data.copy())
             elif create_graph or grad_state.enabled:
                 self._grad = cur + g
             else:
@@ -316,7 +318,7 @@ class Tensor:
                 cur._version_box().v += 1
             return
         if cur is None:
-            self._grad = Tensor._make(_copy(g, self._data))
+            self._grad = Tensor._make(g if _sole_owner(g, self._data) else _copy(g, self._data))
         else:
             from . import kernels
             kernels.accumulate_grad(cur._data, g)
@@ -411,7 +413,7 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.item())
 
     def __float__(self):
@@ -461,6 +463,21 @@ def _copy(g, like):
     if isinstance(g, np.generic) or getattr(g, "shape", None) != like.shape:
         return xp.broadcast_to(xp.asarray(g, dtype=like.dtype), like.shape).copy()
     return g.astype(like.dtype, copy=True)
+
+
+def _sole_owner(g, like) -> bool:
+    """True when the engine's buffer is the only holder of gradient ``g`` (a fresh, writable
+    array of ``like``'s type, shape and dtype): then ``.grad`` may take it without a copy, as
+    PyTorch's AccumulateGrad steals a gradient nobody else references."""
+    if g.__class__ is not like.__class__ or g.shape != like.shape or g.dtype != like.dtype:
+        return False
+    # references: the engine's grads list, _accumulate's and our argument, getrefcount's own
+    if sys.getrefcount(g) > 4 or not getattr(g.flags, "writeable", True) or (
+            0 in g.strides and g.size > 1):
+        return False
+    base = g.base
+    # the base: the view's .base, our local and getrefcount's argument
+    return base is None or (base.base is None and sys.getrefcount(base) <= 3)
 
 
 def _wrap_grad(g):

@@ -116,6 +116,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                 deps[c] = d
                 if d == 0:
                     heappush(heap, (-c._seq, c))
+            out = g = None  # the buffers are now the only holders (lets .grad take them)
     finally:
         grad_state.enabled = prev_mode
     return captured
