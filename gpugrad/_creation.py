@@ -6,6 +6,7 @@ import builtins
 import numpy as np
 
 from . import _backend
+from .autograd.grad_mode import state as grad_state
 from .tensor import DEFAULT, Tensor
 
 float16 = half = np.dtype(np.float16)
@@ -87,6 +88,8 @@ def _finish(a, requires_grad):
     t = Tensor._make(a)
     if requires_grad:
         t.requires_grad = True
+    if grad_state.inference:  # made inside inference_mode: may not be saved for backward
+        t._m()["inference"] = True
     return t
 
 

@@ -26,34 +26,36 @@ def _formatter(a):
     """A function formatting one element, all elements padded to the same width."""
     if a.dtype == np.bool_:
         width = 5 if (~a).any() else 4
-        return lambda v: str(bool(v)).rjust(width)
-    if a.dtype.kind in "iu":
+        one = lambda v: str(bool(v)).rjust(width)
+    elif a.dtype.kind in "iu":
         width = max((len(str(int(v))) for v in a.ravel()), default=1)
-        return lambda v: str(int(v)).rjust(width)
+        one = lambda v: str(int(v)).rjust(width)
+    if a.dtype.kind in "biu":
+        one.width = width
+        return one
+    # NOTE: as PyTorch, the width comes from the nonzero finite values only, so nan, inf and
+    # zeros may print narrower or wider than the rest
     p = _opts["precision"]
     finite = a[np.isfinite(a)].astype(np.float64)
-    nonzero = np.abs(finite[finite != 0])
+    nonzero = finite[finite != 0]
+    big, small = (np.abs(nonzero).max(), np.abs(nonzero).min()) if nonzero.size else (0, 0)
+    int_mode = bool(np.all(nonzero == np.ceil(nonzero)))
     sci = _opts["sci_mode"]
-    if finite.size and np.all(finite == np.ceil(finite)):
-        if sci is None:
-            sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8)
-        fmt = (lambda v: f"{v:.{p}e}") if sci else (lambda v: f"{v:.0f}.")
+    if sci is None:
+        sci = nonzero.size > 0 and (big / small > 1000 or big > 1e8
+                                    or (not int_mode and small < 1e-4))
+    if sci:
+        fmt = lambda v: f"{v:.{p}e}"
+    elif int_mode:
+        fmt = lambda v: f"{v:.0f}." if np.isfinite(v) else f"{v:.0f}"
     else:
-        if sci is None:
-            sci = nonzero.size > 0 and (nonzero.max() / nonzero.min() > 1000
-                                        or nonzero.max() > 1e8 or nonzero.min() < 1e-4)
-        fmt = (lambda v: f"{v:.{p}e}") if sci else (lambda v: f"{v:.{p}f}")
+        fmt = lambda v: f"{v:.{p}f}"
+    width = max((len(fmt(v)) for v in nonzero), default=1)
 
     def one(v):
-        v = float(v)
-        if np.isnan(v):
-            return "nan"
-        if np.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return fmt(v)
-
-    width = max((len(one(v)) for v in a.ravel()), default=1)
-    return lambda v: one(v).rjust(width)
+        return fmt(float(v)).rjust(width)
+    one.width = width
+    return one
 
 
 def _rows(a, fmt, indent, summarize, edge):
@@ -62,9 +64,8 @@ def _rows(a, fmt, indent, summarize, edge):
     keep = _summarize(a, edge) if summarize else None
     idx = range(a.shape[0]) if keep is None else keep
     if a.ndim == 1:
-        items = ["..." if i is None else fmt(a[i]) for i in idx]
-        width = max((len(s) for s in items), default=1) + 2
-        per_line = max(1, (_opts["linewidth"] - indent) // width)
+        items = [" ..." if i is None else fmt(a[i]) for i in idx]
+        per_line = max(1, (_opts["linewidth"] - indent) // (fmt.width + 2))
         lines = [", ".join(items[j:j + per_line]) for j in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     sep = "," + "\n" * (a.ndim - 1) + " " * (indent + 1)

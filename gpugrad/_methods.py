@@ -5,7 +5,8 @@ import numpy as np
 
 from . import _backend
 from ._creation import as_dtype
-from .ops import linalg, pointwise as pw, reduce, shape
+from .ops import linalg, reduce, shape
+from .ops import pointwise as pw
 from .tensor import Tensor
 from .tensor_inplace import inplace
 
@@ -26,8 +27,9 @@ def _logic(name):
         xp = _backend.xp_of(self._data)
         f = getattr(xp, name)
         if other is None:
-            return Tensor._make(f(self._data))
-        return Tensor._make(f(self._data, other._data if isinstance(other, Tensor) else other))
+            return Tensor._make(xp.asarray(f(self._data)))  # 0-d: numpy gives a scalar
+        return Tensor._make(xp.asarray(f(self._data, other._data if isinstance(other, Tensor)
+                                         else other)))
     return op
 
 
@@ -85,7 +87,7 @@ def _install():
     # arithmetic operators
     T.__add__ = T.__radd__ = lambda s, o: pw.AddBackward0.apply(s, o)
     T.__sub__ = lambda s, o: pw.SubBackward0.apply(s, o)
-    T.__rsub__ = lambda s, o: pw.RsubBackward1.apply(s, o)
+    T.__rsub__ = lambda s, o: pw.RsubBackward1.apply(s, other=o)
     T.__mul__ = T.__rmul__ = lambda s, o: pw.MulBackward0.apply(s, o)
     T.__truediv__ = lambda s, o: pw.DivBackward0.apply(s, o)
     T.__rtruediv__ = lambda s, o: pw.MulBackward0.apply(pw.ReciprocalBackward0.apply(s), o)

@@ -7,8 +7,14 @@ from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, set_detect_an
 from .anomaly import is_enabled as is_anomaly_enabled
 from .engine import execute
 from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        no_grad, set_grad_enabled)
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",

@@ -58,10 +58,12 @@ class detect_anomaly:
 
 def record(node) -> None:
     """Called for every new node while anomaly mode is on."""
-    stack = traceback.format_stack()[:-3]
+    from .graph import _PKG_DIR, creation_site
+    stack = traceback.extract_stack()
+    while stack and stack[-1].filename.startswith(_PKG_DIR):  # end at the user's call
+        stack.pop()
     ex = node._x()
-    ex["stack"] = "".join(stack)
-    from .graph import creation_site
+    ex["stack"] = "".join(traceback.format_list(stack))
     ex["site"] = creation_site()
 
 
@@ -80,5 +82,6 @@ def check_nan(node, grads) -> None:
         a = getattr(g, "_data", g)
         xp = type(a).__module__.split(".")[0]
         if xp in ("numpy", "cupy") and a.dtype.kind == "f" and bool((a != a).any()):
+            site = node._creation()  # ', created at file:line'
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output."
-                               f"{node._creation()}")
+                               + (f" ({site[2:]})" if site else ""))

@@ -170,6 +170,8 @@ class Function(metaclass=FunctionMeta):
             return out
         node.next_functions = tuple(edge(a) for a in args)
         node._seq = next(_seq)
+        if len(outs) != 1:
+            node.n_outputs = len(outs)  # one gradient slot per output, as backward receives them
         node._in_shapes = tuple(tuple(a._data.shape) if isinstance(a, Tensor) else ()
                                 for a in args)
         from .. import _backend

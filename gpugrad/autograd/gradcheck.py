@@ -48,8 +48,8 @@ def _numerical(fn, inputs, eps):
 
 
 def _analytical(fn, inputs):
-    from . import grad
     from ..tensor import Tensor
+    from . import grad
     outs = _outputs(fn(*inputs))
     diff = [i for i, t in enumerate(inputs) if getattr(t, "_rg", False)]
     jac = [[np.zeros((t.numel(), o.numel())) for o in outs] for t in inputs]
@@ -121,7 +121,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
 def _fixed(gen, o):
     from ..tensor import Tensor
-    a = gen.standard_normal(o._data.shape).astype(o._data.dtype)
+    a = np.asarray(gen.standard_normal(o._data.shape), dtype=o._data.dtype)  # 0-d stays an array
     if not isinstance(o._data, np.ndarray):
         from .._backend import to_device
         a = to_device(a, o.device)

@@ -32,6 +32,14 @@ def creation_site() -> str | None:
     return None if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
+def _op_name(node) -> str:
+    """The op a node records, as PyTorch 2.13 names it in errors: 'Sigmoid' for SigmoidBackward0."""
+    name = node.name()
+    i = name.rfind("Backward")
+    suffix = name[i + len("Backward"):]
+    return name[:i] if i > 0 and (suffix.isdigit() or not suffix) else name
+
+
 class RemovableHandle:
     """Returned by every ``register_*hook``; ``remove()`` takes the hook out again."""
     __slots__ = ("_list", "_fn")
@@ -121,13 +129,13 @@ class Node:
         value = self._saved[i]
         which = ""
         if pos == -1:
-            which = f", which is output 0 of {self.name()},"
+            which = f", which is output 0 of {_op_name(self)},"
         elif pos >= 0:
             node, nr = self.next_functions[pos]
             if node is not None and not isinstance(node, AccumulateGrad):
-                which = f", which is output {nr} of {node.name()},"
+                which = f", which is output {nr} of {_op_name(node)},"
         elif getattr(value, "grad_fn", None) is not None:
-            which = f", which is output {value._out_nr} of {value.grad_fn.name()},"
+            which = f", which is output {value._out_nr} of {_op_name(value.grad_fn)},"
         hint = ("Hint: the backtrace further above shows the operation that failed to compute "
                 "its gradient. The variable in question was changed in there or anywhere later. "
                 "Good luck!" if anomaly.is_enabled() else

@@ -20,6 +20,11 @@ from ..autograd.graph import Node, _seq, accumulator_of
 from ..tensor import Tensor, Version, _wrap_grad
 
 NO_EDGE = (None, 0)
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `gpugrad.no_grad()` instead of "
+    "`gpugrad.inference_mode()`.")
 
 
 def edge(a):
@@ -95,6 +100,7 @@ def array_ns(a) -> ArrayNS:
 def out_of_memory(e, where):
     """CuPy's (or numpy's) allocation failure as gpugrad's error naming the size asked for."""
     import re
+
     from ..cuda import OutOfMemoryError
     m = re.search(r"allocating ([\d,]+) bytes", str(e))
     size = f"{int(m.group(1).replace(',', '')) / 2**20:.2f} MiB" if m else "memory"
@@ -122,6 +128,8 @@ class Op(Node):
     __slots__ = ()
     saves: tuple = ()          # positions of the inputs whose values backward reads
     saves_output = False       # backward reads the output
+    reads_for = None           # per entry of ``saves``: the inputs whose gradients read it
+                               # (unneeded ones are saved as None, as PyTorch saves them)
     broadcasts = False         # inputs may broadcast against each other
     temps: tuple = ()          # extra slots holding arrays to free with the saved values
 
@@ -207,6 +215,8 @@ class Op(Node):
                 i = saves[0]
                 a = args[i]
                 if isinstance(a, Tensor):
+                    if a._meta is not None and "inference" in a._meta:
+                        raise RuntimeError(INFERENCE_SAVED)
                     vb = a._vbox or a._version_box()
                     versions = [(vb, vb.v, i)]
                 else:
@@ -214,10 +224,20 @@ class Op(Node):
                 saved = [arrays[i]]
             else:
                 saved, versions = [], []
-                for i in saves:
+                reads = cls.reads_for
+                for k, i in enumerate(saves):
                     a = args[i]
+                    if reads is not None:
+                        r = reads[k]
+                        if edges[r[0]] is NO_EDGE and (len(r) == 1 or edges[r[1]] is NO_EDGE):
+                            # read only for gradients nobody needs: not kept, not version-checked
+                            saved.append(None)
+                            versions.append(None)
+                            continue
                     saved.append(arrays[i])
                     if isinstance(a, Tensor):
+                        if a._meta is not None and "inference" in a._meta:
+                            raise RuntimeError(INFERENCE_SAVED)
                         vb = a._vbox or a._version_box()
                         versions.append((vb, vb.v, i))
                     else:

@@ -13,6 +13,7 @@ def _same_dtype(x, w):
 class DotBackward0(Op):
     """y = sum(x * w)   (1-D . 1-D)"""
     saves = (0, 1)
+    reads_for = ((1,), (0,))
     saved_names = ("self", "tensor")
 
     def forward(self, xp, x, w):
@@ -24,7 +25,8 @@ class DotBackward0(Op):
         return xp.dot(x, w)
 
     def backward(self, F, gy, x, w):
-        return gy * w, gy * x
+        need = self.needs_input_grad
+        return (gy * w if need[0] else None), (gy * x if need[1] else None)
 
     def bad_input(self, e, arrays, kw):
         return RuntimeError(str(e))
@@ -33,6 +35,7 @@ class DotBackward0(Op):
 class MvBackward0(Op):
     """y = A @ v   (2-D @ 1-D)"""
     saves = (0, 1)
+    reads_for = ((1,), (0,))
     saved_names = ("self", "vec")
 
     def forward(self, xp, a, v):
@@ -54,6 +57,7 @@ class MvBackward0(Op):
 class MmBackward0(Op):
     """y = x @ w   (2-D @ 2-D)"""
     saves = (0, 1)
+    reads_for = ((1,), (0,))
     saved_names = ("self", "mat2")
 
     def forward(self, xp, x, w):
@@ -76,6 +80,7 @@ class MmBackward0(Op):
 class BmmBackward0(Op):
     """y = x @ w   (batched, batch dimensions broadcast)"""
     saves = (0, 1)
+    reads_for = ((1,), (0,))
     saved_names = ("self", "mat2")
     broadcasts = True
 
@@ -100,6 +105,7 @@ class BmmBackward0(Op):
 class AddmmBackward0(Op):
     """y = b + x @ w"""
     saves = (1, 2)
+    reads_for = ((2,), (1,))
     saved_names = ("mat1", "mat2")
     broadcasts = True
 

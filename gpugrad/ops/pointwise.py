@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import kernels
+from .. import _backend, kernels
 from ..tensor import DEFAULT, Tensor
 from ._op import Op
 
@@ -67,16 +67,20 @@ class RsubBackward1(Op):
     """z = y - x   (``2 - x``: the tensor comes first, as in PyTorch's rsub)"""
     broadcasts = True
 
-    def forward(self, xp, x, y):
-        return y - x
+    def forward(self, xp, x, y=None, other=None):
+        # ``other``: a number (``2 - x``), which, as in PyTorch, gets no edge
+        return (other if y is None else y) - x
 
     def backward(self, F, gz):
+        if len(self.next_functions) == 1:
+            return -gz
         return -gz, (gz if self.next_functions[1][0] is not None else None)
 
 
 class MulBackward0(Op):
     """z = x * y"""
     saves = (0, 1)
+    reads_for = ((1,), (0,))
     saved_names = ("self", "other")
     broadcasts = True
 
@@ -98,6 +102,7 @@ class MulBackward0(Op):
 class DivBackward0(Op):
     """z = x / y"""
     saves = (0, 1)
+    reads_for = ((1,), (0, 1))
     saved_names = ("self", "other")
     broadcasts = True
 
@@ -530,6 +535,15 @@ multiply = mul
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return DivBackward0.apply(input, other)
+    a = input._data if isinstance(input, Tensor) else input
+    b = other._data if isinstance(other, Tensor) else other
+    if _integral(a) and _integral(b):  # integer // integer stays integer (and exact)
+        xp = _backend.xp_of(a if hasattr(a, "dtype") else b)
+        if rounding_mode == "floor":
+            return Tensor._make(xp.asarray(xp.floor_divide(a, b)))
+        q = xp.floor_divide(xp.abs(a), xp.abs(b))
+        return Tensor._make(xp.asarray(xp.where((xp.asarray(a) < 0) != (xp.asarray(b) < 0),
+                                                -q, q)))
     from ..autograd.grad_mode import no_grad
     with no_grad():  # floor/trunc division has zero gradient almost everywhere
         q = DivBackward0.apply(input, other)
@@ -538,6 +552,10 @@ def div(input, other, *, rounding_mode=None):
 
 
 divide = true_divide = div
+
+
+def _integral(v):
+    return v.dtype.kind in "iub" if hasattr(v, "dtype") else isinstance(v, int)
 
 
 def neg(input):

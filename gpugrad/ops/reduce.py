@@ -101,7 +101,7 @@ class VarBackward0(Op):
         n = math.prod(x.shape[a] for a in axes)
         centred = x - F.mean(x, axis=axes, keepdims=True)
         g = _expand(F, gy, x.shape, axes, self.keepdims)
-        return g * centred * (2.0 / builtins.max(n - self.correction, 0))
+        return g * centred * (2.0 * _inv(n - self.correction))
 
 
 class StdBackward0(Op):
@@ -119,8 +119,15 @@ class StdBackward0(Op):
         axes = self.axes if self.axes is not None else tuple(range(x.ndim))
         n = math.prod(x.shape[a] for a in axes)
         centred = x - F.mean(x, axis=axes, keepdims=True)
-        g = _expand(F, gy / y, x.shape, axes, self.keepdims)
-        return g * centred * (1.0 / builtins.max(n - self.correction, 0))
+        # NOTE: zero gradient where the std is 0 (a constant input), as PyTorch
+        safe = F.where(y == 0, 1, y) if F.fast else F.where(y == 0, F.ones_like(y), y)
+        g = _expand(F, gy / safe * (y != 0), x.shape, axes, self.keepdims)
+        return g * centred * _inv(n - self.correction)
+
+
+def _inv(dof):
+    """1 / dof with C's float semantics at 0 (inf: the gradient becomes nan, as PyTorch's)."""
+    return 1.0 / dof if dof else math.inf
 
 
 class MaxBackward1(Op):
@@ -365,7 +372,8 @@ def amin(input, dim=None, keepdim=False):
 def _arg(fn, input, dim, keepdim):
     x = input._data
     if dim is None:
-        return Tensor._make(fn(x.reshape(-1)).astype(np.int64))
+        return Tensor._make(np.asarray(fn(x.reshape(-1)), dtype=np.int64) if x.__class__ is
+                            np.ndarray else fn(x.reshape(-1)).astype(np.int64))
     axis = _axes(dim, x.ndim)[0] if x.ndim else None
     r = fn(x, axis=axis, keepdims=keepdim)
     return Tensor._make(r.astype(np.int64) if hasattr(r, "astype") else np.asarray(r, np.int64))

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import _backend
+from ..autograd.grad_mode import state as grad_state
 from ..tensor import Tensor
 from ._op import Op, unbroadcast
 
@@ -280,7 +281,7 @@ class CopySlices(Op):
         return gx, gv
 
     def name(self):
-        return "CopySlices"
+        return "torch::autograd::CopySlices"  # as PyTorch names it
 
     def bad_input(self, e, arrays, kw):
         return SliceBackward0.bad_input(self, e, arrays, kw)
@@ -295,9 +296,11 @@ class AsStridedBackward0(Op):
         return view_fn(base)
 
     def backward(self, F, gy):
-        if not F.fast:
-            raise RuntimeError("double backward through an in-place update of a view is not "
-                               "supported; clone() the view before modifying it")
+        if not F.fast:  # differentiable: scatter through the view; its backward gathers back
+            xp = _backend.xp_of(gy._data)
+            g = xp.zeros(self.shape, dtype=gy._data.dtype)
+            self.view_fn(g)[...] = gy._data
+            return ViewCopySlices.apply(Tensor._make(g), gy, view_fn=self.view_fn)
         g = F.zeros(self.shape, dtype=gy.dtype)
         self.view_fn(g)[...] = gy
         return g
@@ -312,23 +315,27 @@ class ViewCopySlices(Op):
         return base  # the data was already written in place through the view
 
     def backward(self, F, gy):
-        if not F.fast:
-            raise RuntimeError("double backward through an in-place update of a view is not "
-                               "supported; clone() the view before modifying it")
+        if not F.fast:  # differentiable: gather the view's region, mask it out of the base
+            gv = AsStridedBackward0.apply(gy, view_fn=self.view_fn)
+            mask = _backend.xp_of(gy._data).ones(gy.shape, dtype=gy._data.dtype)
+            self.view_fn(mask)[...] = 0
+            return gy * mask, gv
         gv = self.view_fn(gy).copy()
         gb = gy.copy()
         self.view_fn(gb)[...] = 0
         return gb, gv
 
     def name(self):
-        return "CopySlices"
+        return "torch::autograd::CopySlices"  # as PyTorch names it
 
 
 def _normalize_index(index, xp):
-    """PyTorch index -> array index; also says which node name it records under."""
+    """PyTorch index -> array index; also says which node name it records under: PyTorch's
+    top node is that of the last non-trivial component (``x[1:, 0]`` selects, ``x[0, 1:]``
+    slices), and any advanced index makes it IndexBackward0."""
     if not isinstance(index, tuple):
         index = (index,)
-    out, kind = [], "select"
+    out, kind, advanced = [], "slice", False
     for i in index:
         if isinstance(i, Tensor):
             i = i._data
@@ -338,21 +345,25 @@ def _normalize_index(index, xp):
             i = xp.asarray(i)
             if i.dtype.kind not in "iub":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            kind = "index"
+            advanced = True
         elif isinstance(i, bool):
-            kind = "index"
-        elif isinstance(i, (slice, type(None), type(Ellipsis))):
-            if kind == "select":
+            advanced = True
+        elif isinstance(i, slice):
+            if i != _FULL:
                 kind = "slice"
+        elif isinstance(i, (type(None), type(Ellipsis))):
+            pass
         elif isinstance(i, (int, np.integer)):
             i = int(i)
+            kind = "select"
         else:
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
                              f"byte Variables are valid indices (got {type(i).__name__})")
         out.append(i)
-    return tuple(out), kind
+    return tuple(out), ("index" if advanced else kind)
 
 
+_FULL = slice(None)
 _INDEX_NODES = {"select": SelectBackward0, "slice": SliceBackward0, "index": IndexBackward0}
 
 
@@ -367,8 +378,10 @@ def getitem(x, index):
 
 def setitem(x, index, value):
     xp = _backend.xp_of(x._data)
-    idx, _ = _normalize_index(index, xp)
-    from ..tensor_inplace import inplace
+    idx, kind = _normalize_index(index, xp)
+    from ..tensor_inplace import HINT, VIEW_OF_LEAF, inplace
+    if kind != "index" and x._rg and x.grad_fn is None and grad_state.enabled:
+        raise RuntimeError(VIEW_OF_LEAF + HINT)  # x[i] = v writes through a view of x
     inplace(x, lambda t, v: CopySlices.apply(t, v, index=idx), value,
             raw=lambda a, v: a.__setitem__(idx, v))
 
@@ -377,10 +390,21 @@ def setitem(x, index, value):
 def reshape(input, *shape):
     shape = _shape_arg(shape)
     x = input._data
+    if not x.flags.c_contiguous and not _reshapes_to_view(x, shape):
+        # a copy: recorded as PyTorch does, clone then _unsafe_view of the contiguous clone
+        return UnsafeViewBackward0.apply(CloneBackward0.apply(input), shape=shape)
     y = ViewBackward0.apply(input, shape=shape)
     if y._data.base is not None and (y._data.base is x or y._data.base is x.base):
         _as_view(y, input, lambda a: a.reshape(shape))
     return y
+
+
+def _reshapes_to_view(x, shape) -> bool:
+    try:
+        v = x.reshape(shape)
+    except ValueError:
+        return True  # let ViewBackward0 raise PyTorch's error
+    return v.base is not None and (v.base is x or v.base is x.base)
 
 
 def view(input, *shape):
@@ -455,7 +479,7 @@ def permute(input, *dims):
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {n} is not equal to len(dims) = {len(dims)}"
-                           if len(dims) != n else f"permute(): duplicate dims are not allowed.")
+                           if len(dims) != n else "permute(): duplicate dims are not allowed.")
     axes = tuple(d % n for d in dims)
     y = PermuteBackward0.apply(input, axes=axes)
     return _as_view(y, input, lambda a: a.transpose(axes))

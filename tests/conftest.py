@@ -1,0 +1,58 @@
+"""Shared fixtures: the ``device`` every core test runs on, and helpers to read tensors back."""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import gpugrad
+
+
+def cuda_available() -> bool:
+    """True when gpugrad can run on a CUDA device (False while ``gpugrad.cuda`` is missing)."""
+    try:
+        cuda = importlib.import_module("gpugrad.cuda")
+        return bool(getattr(cuda, "is_available", lambda: False)())
+    except Exception:
+        return False
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def device(request):
+    """Each test taking ``device`` runs once on the CPU and once on CUDA (skipped without one)."""
+    if request.param == "cuda" and not cuda_available():
+        pytest.skip("no CUDA device (gpugrad.cuda.is_available() is false)")
+    return request.param
+
+
+@pytest.fixture
+def rng():
+    """A fresh, fixed-seed numpy generator per test."""
+    return np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _restore_global_modes():
+    """Grad mode, anomaly mode and the default dtype are global: a failing test must not leak
+    them into the next one."""
+    from gpugrad.autograd import anomaly, grad_mode
+    saved = (grad_mode.state.enabled, grad_mode.state.inference, anomaly._state.enabled,
+             anomaly._state.check_nan, gpugrad.get_default_dtype())
+    yield
+    (grad_mode.state.enabled, grad_mode.state.inference, anomaly._state.enabled,
+     anomaly._state.check_nan) = saved[:4]
+    gpugrad.set_default_dtype(saved[4])
+
+
+def to_numpy(t) -> np.ndarray:
+    """A tensor's values as a host numpy array (works for CUDA tensors and tensors needing grad)."""
+    if isinstance(t, gpugrad.Tensor):
+        return np.asarray(t.detach().cpu().numpy())
+    return np.asarray(t)
+
+
+def tensor(data, device="cpu", dtype=gpugrad.float64, requires_grad=False):
+    """A leaf tensor on ``device`` from nested lists or a numpy array."""
+    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
+                          requires_grad=requires_grad)

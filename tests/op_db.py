@@ -1,0 +1,365 @@
+"""The op database behind ``test_ops.py``: one entry per public way of reaching each op.
+
+An entry names the public call (a function of tensors), its numpy reference, the input shapes it
+is sampled at (broadcasting cases included), the interval its inputs are drawn from, and the
+``Op`` classes (``gpugrad.ops.REGISTRY`` keys) whose nodes the call records. ``test_ops.py``
+checks the call against the reference, runs ``gradcheck`` and ``gradgradcheck`` in float64 on
+every device, and checks that every registered op class is exercised by some entry. An op added
+to the registry (e.g. nn's losses) adds its entry to ``OP_DB`` here.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+import gpugrad
+from gpugrad.ops import loss
+from gpugrad.ops import pointwise as pw
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    name: str                  # test id
+    fn: Callable               # the public call, on tensors; returns a tensor or a tuple
+    ref: Callable              # numpy reference on float64 arrays; returns an array or a tuple
+    shapes: tuple              # samples: each a tuple of input shapes
+    exercises: tuple           # REGISTRY class names recorded by ``fn``
+    domain: tuple = (-2.0, 2.0)  # (lo, hi) for all inputs, or one (lo, hi) per input
+    avoid: tuple = ()          # points inputs keep at least 0.1 away from (kinks, poles)
+    eps: float = 1e-6          # finite-difference step of gradcheck
+    grad_tols: dict = field(default_factory=dict)  # atol/rtol overrides for gradcheck
+
+
+UNARY = (((2, 3),), ((),))
+BINARY = (((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2,)))
+ROWS = (((2, 3),),)
+
+
+def _unary(name, fn, ref, cls, domain=(-2.0, 2.0), avoid=(), shapes=UNARY):
+    return OpEntry(name, fn, ref, shapes, (cls,), domain, avoid)
+
+
+def _binary(name, fn, ref, cls, domain=(-2.0, 2.0), avoid=(), shapes=BINARY):
+    return OpEntry(name, fn, ref, shapes, (cls,), domain, avoid)
+
+
+# -- helpers for calls that need constants or several statements ----------------------------------
+COND = np.array([[True, False, True], [False, False, True]])
+MASK = np.array([True, False, True])
+
+
+def _const(array, like):
+    """A constant tensor on ``like``'s device."""
+    return gpugrad.tensor(array, device=like.device)
+
+
+def _where(x, y):
+    return gpugrad.where(_const(COND, x), x, y)
+
+
+def _setitem(x, v):
+    y = x.clone()
+    y[:, 1] = v
+    return y
+
+
+def _setitem_ref(x, v):
+    y = x.copy()
+    y[:, 1] = v
+    return y
+
+
+def _inplace_on_view(x):
+    """``b[:, 1:] *= 2`` on a non-leaf ``b``: ``b`` becomes CopySlices, the view AsStrided."""
+    b = x * 1
+    v = b[:, 1:]
+    v.mul_(2)
+    return b, v
+
+
+def _inplace_on_view_ref(x):
+    b = x.copy()
+    b[:, 1:] *= 2
+    return b, b[:, 1:]
+
+
+IDX = [0, 2, 0]
+
+
+def _index_grad(x):
+    """The gradient of an indexing, made differentiable: IndexPutBackward0 scatters it."""
+    g, = gpugrad.autograd.grad((x[:, IDX] ** 2).sum(), x, create_graph=True)
+    return g
+
+
+def _index_grad_ref(x):
+    g = np.zeros_like(x)
+    np.add.at(g, (slice(None), IDX), 2 * x[:, IDX])
+    return g
+
+
+_erf = np.vectorize(math.erf)
+
+
+def _softplus_ref(x, beta=1.0, threshold=20.0):
+    return np.where(beta * x > threshold, x, np.log1p(np.exp(beta * x)) / beta)
+
+
+def _gelu_tanh_ref(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _var_ref(x, axis=None, ddof=1, keepdims=False):
+    return np.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def _softmax_ref(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _logsumexp_ref(x, axis, keepdims=False):
+    return np.log(np.exp(x).sum(axis=axis, keepdims=keepdims))
+
+
+def _norm_ref(x, p, axis=None, keepdims=False):
+    if p == math.inf:
+        return np.abs(x).max(axis=axis, keepdims=keepdims)
+    return (np.abs(x) ** p).sum(axis=axis, keepdims=keepdims) ** (1 / p)
+
+
+def _split_ref(x, sizes, axis):
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+
+TARGET = np.array([0, 2])
+WEIGHT = np.array([0.5, 2.0, 1.5])
+
+
+def _nll(x, weight=None, ignore_index=-100, reduction="mean"):
+    w = None if weight is None else _const(weight, x)
+    return loss.nll_loss(x, _const(TARGET, x), w, ignore_index=ignore_index, reduction=reduction)
+
+
+def _nll_ref(x, weight=None, ignore_index=-100, reduction="mean"):
+    w = (np.ones(x.shape[1]) if weight is None else weight)[TARGET] * (TARGET != ignore_index)
+    picked = -x[np.arange(len(TARGET)), TARGET] * w
+    if reduction == "none":
+        return picked
+    return picked.sum() / w.sum() if reduction == "mean" else picked.sum()
+
+
+def _log_softmax_ref(x, axis):
+    return x - _logsumexp_ref(x, axis, True)
+
+
+def _bce_ref(x, t, pos_weight=1.0):
+    return ((1 - t) * x + (1 + (pos_weight - 1) * t) * np.log1p(np.exp(-x))).mean()
+
+
+# -- the database -------------------------------------------------------------------------------
+OP_DB = [
+    # arithmetic
+    _binary("add", lambda x, y: x + y, np.add, "AddBackward0"),
+    _binary("add_alpha", lambda x, y: gpugrad.add(x, y, alpha=2.5), lambda x, y: x + 2.5 * y,
+            "AddBackward0"),
+    _unary("add_scalar", lambda x: x + 1.5, lambda x: x + 1.5, "AddBackward0"),
+    _binary("sub", lambda x, y: x - y, np.subtract, "SubBackward0"),
+    _binary("sub_alpha", lambda x, y: gpugrad.sub(x, y, alpha=0.5), lambda x, y: x - 0.5 * y,
+            "SubBackward0"),
+    _unary("rsub_scalar", lambda x: 1 - x, lambda x: 1 - x, "RsubBackward1"),
+    _binary("rsub", lambda x, y: gpugrad.rsub(x, y), lambda x, y: y - x, "RsubBackward1"),
+    _binary("mul", lambda x, y: x * y, np.multiply, "MulBackward0"),
+    _unary("mul_scalar", lambda x: 2 * x, lambda x: 2 * x, "MulBackward0"),
+    _binary("div", lambda x, y: x / y, np.divide, "DivBackward0", avoid=(0.0,)),
+    OpEntry("rdiv_scalar", lambda x: 2 / x, lambda x: 2 / x, UNARY,
+            ("MulBackward0", "ReciprocalBackward0"), avoid=(0.0,)),
+    _unary("neg", lambda x: -x, np.negative, "NegBackward0"),
+    _unary("reciprocal", lambda x: x.reciprocal(), np.reciprocal, "ReciprocalBackward0",
+           avoid=(0.0,)),
+    OpEntry("rsqrt", gpugrad.rsqrt, lambda x: 1 / np.sqrt(x), UNARY,
+            ("ReciprocalBackward0", "SqrtBackward0"), domain=(0.5, 3.0)),
+    _unary("pow_2", lambda x: x ** 2, np.square, "PowBackward0"),
+    _unary("square", gpugrad.square, np.square, "PowBackward0"),
+    _unary("pow_3", lambda x: x.pow(3), lambda x: x ** 3, "PowBackward0"),
+    _unary("pow_0", lambda x: x ** 0, lambda x: x ** 0, "PowBackward0"),
+    _unary("pow_frac", lambda x: x ** 1.5, lambda x: x ** 1.5, "PowBackward0",
+           domain=(0.5, 2.0)),
+    _binary("pow_tensor", lambda x, y: x ** y, np.power, "PowBackward1",
+            domain=((0.5, 2.0), (-2.0, 2.0))),
+    _unary("rpow", lambda x: 2.0 ** x, lambda x: 2.0 ** x, "PowBackward2"),
+    _unary("pow_scalar_base", lambda x: gpugrad.pow(0.5, x), lambda x: 0.5 ** x, "PowBackward2"),
+    # transcendental and activations
+    _unary("exp", gpugrad.exp, np.exp, "ExpBackward0"),
+    _unary("log", gpugrad.log, np.log, "LogBackward0", domain=(0.5, 3.0)),
+    _unary("sqrt", gpugrad.sqrt, np.sqrt, "SqrtBackward0", domain=(0.5, 3.0)),
+    _unary("abs", gpugrad.abs, np.abs, "AbsBackward0", avoid=(0.0,)),
+    _unary("sign", gpugrad.sign, np.sign, "SignBackward0", avoid=(0.0,)),
+    _unary("sin", gpugrad.sin, np.sin, "SinBackward0"),
+    _unary("cos", gpugrad.cos, np.cos, "CosBackward0"),
+    _unary("tanh", gpugrad.tanh, np.tanh, "TanhBackward0"),
+    _unary("sigmoid", gpugrad.sigmoid, lambda x: 1 / (1 + np.exp(-x)), "SigmoidBackward0"),
+    _unary("relu", gpugrad.relu, lambda x: np.maximum(x, 0), "ReluBackward0", avoid=(0.0,)),
+    _unary("leaky_relu", lambda x: pw.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
+           "LeakyReluBackward0", avoid=(0.0,)),
+    _unary("gelu", pw.gelu, lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+           "GeluBackward0"),
+    _unary("gelu_tanh", lambda x: pw.gelu(x, approximate="tanh"), _gelu_tanh_ref,
+           "GeluBackward0"),
+    _unary("silu", pw.silu, lambda x: x / (1 + np.exp(-x)), "SiluBackward0"),
+    _unary("softplus", pw.softplus, _softplus_ref, "SoftplusBackward0"),
+    _unary("softplus_threshold", lambda x: pw.softplus(x, beta=2.0, threshold=1.0),
+           lambda x: _softplus_ref(x, 2.0, 1.0), "SoftplusBackward0", avoid=(0.5,)),
+    _unary("erf", gpugrad.erf, _erf, "ErfBackward0"),
+    _unary("clamp", lambda x: x.clamp(-0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5),
+           "ClampBackward1", avoid=(-0.5, 0.5)),
+    _unary("clamp_min", lambda x: gpugrad.clamp(x, min=0), lambda x: np.maximum(x, 0),
+           "ClampBackward1", avoid=(0.0,)),
+    _binary("maximum", gpugrad.maximum, np.maximum, "MaximumBackward0"),
+    _binary("minimum", gpugrad.minimum, np.minimum, "MinimumBackward0"),
+    _binary("where", _where, lambda x, y: np.where(COND, x, y), "WhereBackward0",
+            shapes=(((2, 3), (2, 3)), ((2, 3), (3,)), ((1, 3), (2, 1)), ((), ()))),
+    # reductions
+    _unary("sum", gpugrad.sum, np.sum, "SumBackward0"),
+    _unary("sum_dim", lambda x: x.sum(1), lambda x: x.sum(1), "SumBackward1", shapes=ROWS),
+    _unary("sum_dims_keepdim", lambda x: x.sum((0, -1), keepdim=True),
+           lambda x: x.sum((0, -1), keepdims=True), "SumBackward1", shapes=ROWS),
+    _unary("mean", gpugrad.mean, np.mean, "MeanBackward0"),
+    _unary("mean_dim", lambda x: x.mean(0, keepdim=True), lambda x: x.mean(0, keepdims=True),
+           "MeanBackward1", shapes=ROWS),
+    _unary("var", gpugrad.var, _var_ref, "VarBackward0", shapes=ROWS),
+    _unary("var_dim", lambda x: x.var(1, keepdim=True, correction=0),
+           lambda x: _var_ref(x, 1, 0, True), "VarBackward0", shapes=ROWS),
+    _unary("std", gpugrad.std, lambda x: np.std(x, ddof=1), "StdBackward0", shapes=ROWS),
+    _unary("std_dim", lambda x: x.std(0), lambda x: np.std(x, 0, ddof=1), "StdBackward0",
+           shapes=ROWS),
+    _unary("max", gpugrad.max, np.max, "MaxBackward1", shapes=ROWS),
+    _unary("min", lambda x: x.min(), np.min, "MinBackward1", shapes=ROWS),
+    _unary("max_dim", lambda x: x.max(1).values, lambda x: x.max(1), "MaxBackward0",
+           shapes=ROWS),
+    _unary("max_dim_keepdim", lambda x: gpugrad.max(x, 0, keepdim=True)[0],
+           lambda x: x.max(0, keepdims=True), "MaxBackward0", shapes=ROWS),
+    _unary("min_dim", lambda x: x.min(dim=0).values, lambda x: x.min(0), "MinBackward0",
+           shapes=ROWS),
+    _unary("norm", gpugrad.norm, lambda x: np.sqrt((x * x).sum()), "LinalgVectorNormBackward0"),
+    _unary("norm_dim", lambda x: x.norm(dim=1, keepdim=True),
+           lambda x: _norm_ref(x, 2, 1, True), "LinalgVectorNormBackward0", shapes=ROWS),
+    _unary("norm_1", lambda x: x.norm(1), lambda x: _norm_ref(x, 1),
+           "LinalgVectorNormBackward0", avoid=(0.0,), shapes=ROWS),
+    _unary("norm_inf", lambda x: x.norm(float("inf"), dim=0), lambda x: _norm_ref(x, math.inf, 0),
+           "LinalgVectorNormBackward0", avoid=(0.0,), shapes=ROWS),
+    _unary("norm_3", lambda x: x.norm(3), lambda x: _norm_ref(x, 3),
+           "LinalgVectorNormBackward0", avoid=(0.0,), shapes=ROWS),
+    _unary("logsumexp", lambda x: x.logsumexp(1), lambda x: _logsumexp_ref(x, 1),
+           "LogsumexpBackward0", shapes=ROWS),
+    _unary("logsumexp_keepdim", lambda x: gpugrad.logsumexp(x, (0, 1), keepdim=True),
+           lambda x: _logsumexp_ref(x, (0, 1), True), "LogsumexpBackward0", shapes=ROWS),
+    _unary("softmax", lambda x: gpugrad.softmax(x, dim=-1), lambda x: _softmax_ref(x, -1),
+           "SoftmaxBackward0", shapes=ROWS),
+    _unary("softmax_dim0", lambda x: x.softmax(0), lambda x: _softmax_ref(x, 0),
+           "SoftmaxBackward0", shapes=ROWS),
+    _unary("log_softmax", lambda x: gpugrad.log_softmax(x, dim=1),
+           lambda x: np.log(_softmax_ref(x, 1)), "LogSoftmaxBackward0", shapes=ROWS),
+    # views and copies
+    _unary("view", lambda x: x.view(3, 2), lambda x: x.reshape(3, 2), "ViewBackward0",
+           shapes=ROWS),
+    _unary("reshape_flatten", lambda x: x.flatten(), np.ravel, "ViewBackward0", shapes=ROWS),
+    OpEntry("reshape_noncontiguous", lambda x: x.t().reshape(-1), lambda x: x.T.reshape(-1),
+            ROWS, ("UnsafeViewBackward0", "CloneBackward0", "TBackward0")),
+    _unary("squeeze", lambda x: x.squeeze(), np.squeeze, "SqueezeBackward0",
+           shapes=(((1, 3, 1),),)),
+    _unary("squeeze_dim", lambda x: x.squeeze(0), lambda x: x.squeeze(0), "SqueezeBackward1",
+           shapes=(((1, 3, 1),),)),
+    _unary("unsqueeze", lambda x: x.unsqueeze(-1), lambda x: x[..., None], "UnsqueezeBackward0"),
+    _unary("expand", lambda x: x.expand(2, 2, 3), lambda x: np.broadcast_to(x, (2, 2, 3)),
+           "ExpandBackward0", shapes=(((2, 1),), ((1, 3),), ((),))),
+    _unary("broadcast_to", lambda x: gpugrad.broadcast_to(x, (2, 3)),
+           lambda x: np.broadcast_to(x, (2, 3)), "ExpandBackward0", shapes=(((3,),),)),
+    _unary("permute", lambda x: x.permute(2, 0, 1), lambda x: x.transpose(2, 0, 1),
+           "PermuteBackward0", shapes=(((2, 1, 3),),)),
+    _unary("T", lambda x: x.T, lambda x: x.T, "PermuteBackward0", shapes=ROWS),
+    _unary("transpose", lambda x: x.transpose(0, -1), lambda x: np.swapaxes(x, 0, -1),
+           "TransposeBackward0", shapes=(((2, 1, 3),),)),
+    _unary("t", lambda x: x.t(), lambda x: x.T, "TBackward0", shapes=ROWS),
+    _unary("clone", lambda x: x.clone(), np.copy, "CloneBackward0"),
+    OpEntry("contiguous", lambda x: x.t().contiguous(), lambda x: x.T.copy(), ROWS,
+            ("CloneBackward0", "TBackward0")),
+    OpEntry("to_dtype", lambda x: x.to(gpugrad.float32).double(),
+            lambda x: x.astype(np.float32).astype(np.float64), UNARY, ("ToCopyBackward0",),
+            eps=1e-3),
+    OpEntry("cat", lambda x, y: gpugrad.cat([x, y, x], dim=1),
+            lambda x, y: np.concatenate([x, y, x], axis=1), (((2, 3), (2, 1)),),
+            ("CatBackward0",)),
+    OpEntry("stack", lambda x, y: gpugrad.stack([x, y], dim=-1),
+            lambda x, y: np.stack([x, y], axis=-1), (((2, 3), (2, 3)),), ("StackBackward0",)),
+    OpEntry("split", lambda x: x.split(2, dim=1), lambda x: _split_ref(x, [2, 1], 1),
+            (((2, 3),),), ("SplitBackward0",)),
+    OpEntry("split_one_piece_used", lambda x: x.split(1)[1], lambda x: x[1:2], ROWS,
+            ("SplitBackward0",)),
+    OpEntry("split_sizes", lambda x: gpugrad.split(x, [1, 2], dim=1),
+            lambda x: _split_ref(x, [1, 2], 1), ROWS, ("SplitWithSizesBackward0",)),
+    OpEntry("chunk", lambda x: x.chunk(2, 0), lambda x: _split_ref(x, [1, 1], 0), ROWS,
+            ("SplitBackward0",)),
+    OpEntry("unbind", lambda x: x.unbind(1), lambda x: tuple(x[:, i] for i in range(3)), ROWS,
+            ("UnbindBackward0",)),
+    # indexing
+    _unary("select", lambda x: x[1], lambda x: x[1], "SelectBackward0", shapes=ROWS),
+    _unary("select_last", lambda x: x[:, -1], lambda x: x[:, -1], "SelectBackward0",
+           shapes=ROWS),
+    _unary("slice", lambda x: x[:, 1:], lambda x: x[:, 1:], "SliceBackward0", shapes=ROWS),
+    _unary("slice_step", lambda x: x[..., ::2], lambda x: x[..., ::2], "SliceBackward0",
+           shapes=ROWS),
+    _unary("index_list", lambda x: x[:, IDX], lambda x: x[:, IDX], "IndexBackward0", shapes=ROWS),
+    _unary("index_mask", lambda x: x[:, _const(MASK, x)], lambda x: x[:, MASK],
+           "IndexBackward0", shapes=ROWS),
+    _unary("index_tensor", lambda x: x[_const(np.array([1, 1, 0]), x)], lambda x: x[[1, 1, 0]],
+           "IndexBackward0", shapes=ROWS),
+    OpEntry("index_grad", _index_grad, _index_grad_ref, ROWS,
+            ("IndexPutBackward0", "IndexBackward0")),
+    OpEntry("setitem", _setitem, _setitem_ref, (((2, 3), (2,)), ((2, 3), (1,)), ((2, 3), ())),
+            ("CopySlices", "CloneBackward0")),
+    OpEntry("inplace_on_view", _inplace_on_view, _inplace_on_view_ref, ROWS,
+            ("ViewCopySlices", "AsStridedBackward0", "MulBackward0")),
+    # matrix products
+    OpEntry("dot", gpugrad.dot, np.dot, (((3,), (3,)),), ("DotBackward0",)),
+    OpEntry("matmul_vv", lambda x, y: x @ y, np.matmul, (((3,), (3,)),), ("DotBackward0",)),
+    OpEntry("mv", lambda a, v: a @ v, np.matmul, (((2, 3), (3,)),), ("MvBackward0",)),
+    OpEntry("mm", gpugrad.mm, np.matmul, (((2, 3), (3, 2)),), ("MmBackward0",)),
+    OpEntry("matmul_vm", gpugrad.matmul, np.matmul, (((3,), (3, 2)),),
+            ("MmBackward0", "UnsqueezeBackward0", "SqueezeBackward1")),
+    OpEntry("bmm", gpugrad.bmm, np.matmul, (((2, 1, 3), (2, 3, 2)),), ("BmmBackward0",)),
+    OpEntry("matmul_broadcast", lambda x, y: x @ y, np.matmul,
+            (((2, 2, 3), (3, 2)), ((1, 2, 3), (2, 3, 1))), ("BmmBackward0",)),
+    OpEntry("addmm", gpugrad.addmm, lambda b, x, w: b + x @ w,
+            (((2, 2), (2, 3), (3, 2)), ((2,), (2, 3), (3, 2)), ((), (1, 2), (2, 2))),
+            ("AddmmBackward0",)),
+    # losses
+    OpEntry("mse_loss", loss.mse_loss, lambda x, t: ((x - t) ** 2).mean(),
+            (((2, 3), (2, 3)), ((), ())), ("MseLossBackward0",)),
+    OpEntry("mse_loss_sum", lambda x, t: loss.mse_loss(x, t, reduction="sum"),
+            lambda x, t: ((x - t) ** 2).sum(), (((2, 3), (2, 3)),), ("MseLossBackward0",)),
+    OpEntry("mse_loss_none", lambda x, t: loss.mse_loss(x, t, reduction="none"),
+            lambda x, t: (x - t) ** 2, (((2, 3), (2, 3)),), ("MseLossBackward0",)),
+    OpEntry("nll_loss", _nll, _nll_ref, ROWS, ("NllLossBackward0",)),
+    OpEntry("nll_loss_weight", lambda x: _nll(x, WEIGHT), lambda x: _nll_ref(x, WEIGHT), ROWS,
+            ("NllLossBackward0",)),
+    OpEntry("nll_loss_ignore_sum", lambda x: _nll(x, ignore_index=2, reduction="sum"),
+            lambda x: _nll_ref(x, ignore_index=2, reduction="sum"), ROWS,
+            ("NllLossBackward0",)),
+    OpEntry("nll_loss_none", lambda x: _nll(x, reduction="none"),
+            lambda x: _nll_ref(x, reduction="none"), ROWS, ("NllLossBackward0",)),
+    OpEntry("cross_entropy", lambda x: loss.cross_entropy(x, _const(TARGET, x)),
+            lambda x: _nll_ref(_log_softmax_ref(x, 1)), ROWS,
+            ("NllLossBackward0", "LogSoftmaxBackward0")),
+    OpEntry("bce_with_logits", loss.binary_cross_entropy_with_logits, _bce_ref,
+            (((2, 3), (2, 3)),), ("BinaryCrossEntropyWithLogitsBackward0",),
+            domain=((-2.0, 2.0), (0.0, 1.0))),
+    OpEntry("bce_with_logits_pos_weight",
+            lambda x, t: loss.binary_cross_entropy_with_logits(
+                x, t, pos_weight=_const(np.array([3.0]), x)),
+            lambda x, t: _bce_ref(x, t, 3.0), (((2, 3), (2, 3)),),
+            ("BinaryCrossEntropyWithLogitsBackward0",), domain=((-2.0, 2.0), (0.0, 1.0))),
+]

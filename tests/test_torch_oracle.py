@@ -1,0 +1,146 @@
+"""PyTorch as the oracle: the same expressions, written once against a ``torch``-like module, run
+in PyTorch and in gpugrad; values, gradients, node names and the structure of
+``next_functions`` (including which leaf each AccumulateGrad holds) must agree."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpugrad
+
+torch = pytest.importorskip("torch")
+
+SHAPES = {"x": (2, 3), "w": (3,), "m": (3, 2), "v": (2,), "s": ()}
+
+
+def _leaves(mod, rng):
+    return {name: mod.tensor(rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1, 1], size=shape),
+                             dtype=mod.float64, requires_grad=True)
+            for name, shape in SHAPES.items()}
+
+
+def _structure(out, leaves):
+    """The graph as nested tuples: (node name, ((child, output index) | None, ...)); an
+    AccumulateGrad is ('AccumulateGrad', leaf name). Shared nodes get the same ordinal."""
+    names = {id(t): k for k, t in leaves.items()}
+    ordinal = {}
+
+    def walk(node):
+        kind = type(node).__name__
+        if kind == "AccumulateGrad":
+            return kind, names.get(id(node.variable), "?")
+        key = id(node)
+        if key in ordinal:
+            return "shared", ordinal[key]
+        ordinal[key] = len(ordinal)
+        return node.name(), tuple(None if n is None else (walk(n), nr)
+                                  for n, nr in node.next_functions)
+
+    return walk(out.grad_fn)
+
+
+def _myrelu(mod):
+    class MyReLU(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return input.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, = ctx.saved_tensors
+            grad_input = grad_output.clone()
+            grad_input[input < 0] = 0
+            return grad_input
+    return MyReLU
+
+
+def _control_flow(mod, L):
+    b = L["s"] * 2
+    while b.norm() < 1000:
+        b = b * 2
+    return b if b.sum() > 0 else 100 * b
+
+
+def _setitem(mod, L):
+    y = L["x"] * 1
+    y[0, 1] = L["w"].sum()
+    return (y * y).sum()
+
+
+def _inplace_view(mod, L):
+    y = L["x"] * 1
+    v = y[:, 1:]
+    v.mul_(2)
+    return (y * y).sum() + v.sum()
+
+
+def _split(mod, L):
+    a, b = L["w"].unsqueeze(0).expand(2, 3).reshape(6).split(3)
+    return (a * b).sum()
+
+
+EXPRESSIONS = {
+    "seed001_simple": lambda mod, L: L["x"] * L["w"] + 1,
+    "seed001_complex": lambda mod, L: (L["x"] + L["w"] + L["s"]) / (L["x"] * L["w"]),
+    "seed002_loss": lambda mod, L: mod.mean(mod.pow(L["x"].detach() @ L["w"]
+                                                    + L["v"] - L["v"].detach() * 2, 2)),
+    "seed002_myrelu": lambda mod, L: _myrelu(mod).apply(L["x"] @ L["m"] + L["v"]).sum(),
+    "seed003_dot": lambda mod, L: 2 * mod.dot(L["w"], L["w"]),
+    "seed003_control_flow": _control_flow,
+    "arith": lambda mod, L: (1 - L["x"]) * (2 / L["w"]) - (L["x"] - 1) / 2 + (-L["s"]) ** 3,
+    "pointwise": lambda mod, L: (L["x"].exp() + L["x"].abs().log() + L["x"].abs().sqrt()
+                                 + L["x"].sigmoid() * L["x"].tanh() + L["x"].relu()
+                                 + L["x"].clamp(min=0) + L["x"].sin() * L["x"].cos()).sum(),
+    "where_maximum": lambda mod, L: (mod.where(L["x"] > 0, L["x"], L["w"])
+                                     + mod.maximum(L["x"], L["w"])).sum(),
+    "reductions": lambda mod, L: (L["x"].var() + L["x"].std(0).sum() + L["x"].max()
+                                  + L["x"].norm() + L["x"].sum(1).mean()
+                                  + L["x"].mean(0).sum() + L["x"].logsumexp(1).sum()),
+    "softmax": lambda mod, L: ((L["x"].softmax(-1) * L["w"]).sum()
+                               + L["x"].log_softmax(0).mean()),
+    "indexing": lambda mod, L: (L["x"][0] * L["x"][:, 1:].sum() + L["x"][[0, 1, 0]].sum()),
+    "views": lambda mod, L: (L["x"].t().reshape(6) * L["x"].T.reshape(6)).sum()
+    + L["x"].view(3, 2).sum(0).sum() + L["x"].unsqueeze(0).permute(2, 0, 1).flatten().sum(),
+    "cat_stack": lambda mod, L: ((mod.cat([L["x"], L["x"] * 2], 1) ** 2).sum()
+                                 + (mod.stack([L["w"], L["s"].expand(3)], 1) ** 3).sum()),
+    "split": _split,
+    "matmul": lambda mod, L: (L["x"] @ L["w"]).sum() + (L["w"] @ L["w"])
+    + (L["x"] @ L["m"]).sum() + mod.addmm(L["v"], L["x"] @ L["m"], L["m"].t() @ L["m"]).sum(),
+    "setitem": _setitem,
+    "inplace_view": _inplace_view,
+}
+
+
+def _run(mod, name, seed=0):
+    leaves = _leaves(mod, np.random.default_rng(seed))
+    out = EXPRESSIONS[name](mod, leaves)
+    structure = _structure(out, leaves)
+    value = out.detach().numpy().copy()
+    out.sum().backward()
+    grads = {k: None if t.grad is None else t.grad.numpy().copy() for k, t in leaves.items()}
+    return value, structure, grads
+
+
+# PyTorch's CopySlices for an in-place op on a view wraps the op's node (edges: the base, then
+# the op's other inputs); gpugrad records the op on the view as its own node feeding CopySlices.
+# Same gradients, different edges: matching it would mean redesigning in-place-on-view recording.
+STRUCTURE_DIFFERS = {"inplace_view": "CopySlices wraps the in-place op's node in PyTorch"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=STRUCTURE_DIFFERS[n]))
+    if n in STRUCTURE_DIFFERS else n for n in EXPRESSIONS])
+def test_graph_structure_matches_pytorch(name):
+    assert _run(gpugrad, name)[1] == _run(torch, name)[1]
+
+
+@pytest.mark.parametrize("name", EXPRESSIONS)
+def test_values_and_gradients_match_pytorch(name):
+    want_value, _, want_grads = _run(torch, name)
+    value, _, grads = _run(gpugrad, name)
+    np.testing.assert_allclose(value, want_value, rtol=1e-10, atol=1e-12)
+    for k in SHAPES:
+        assert (grads[k] is None) == (want_grads[k] is None), k
+        if want_grads[k] is not None:
+            np.testing.assert_allclose(grads[k], want_grads[k], rtol=1e-10, atol=1e-12, err_msg=k)
