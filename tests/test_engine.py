@@ -1322,3 +1322,25 @@ def test_non_leaf_grad_warning(device):
         warnings.simplefilter("error")
         assert y2.grad is None  # retaining: no warning
         assert x.grad is not None
+
+
+@pytest.mark.parametrize("make, dtype", [
+    (lambda m: m.arange(4) * 1.5, "float32"),
+    (lambda m: m.ones(3) * m.arange(3), "float32"),
+    (lambda m: m.ones(3) * m.tensor(2.0, dtype=m.float64), "float32"),
+    (lambda m: m.arange(3) * m.tensor(2.0, dtype=m.float64), "float64"),
+    (lambda m: m.ones(3, dtype=m.float64) * m.ones(3), "float64"),
+    (lambda m: m.arange(3) + True, "int64"),
+    (lambda m: m.arange(3) / 2, "float32"),
+    (lambda m: m.ones(2, dtype=m.float16) + 1.0, "float16"),
+])
+def test_type_promotion_follows_pytorch(make, dtype):
+    assert make(gpugrad).dtype == np.dtype(dtype)
+
+
+def test_promoted_result_sends_gradient_back_in_input_dtype():
+    x = gpugrad.ones(3, requires_grad=True)
+    y = x * gpugrad.tensor(2.0, dtype=gpugrad.float64)
+    y.sum().backward()
+    assert y.dtype == np.float32 and x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
