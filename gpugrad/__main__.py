@@ -29,8 +29,19 @@ def _train(sub):
     p.set_defaults(_run=train.run)
 
 
+@command("bench")
+def _bench(sub):
+    # its options are parsed by gpugrad.bench itself (main() hands the rest of argv over)
+    sub.add_parser("bench", add_help=False,
+                   help="time gpugrad against PyTorch and a numpy/CuPy floor, on CPU and GPU")
+
+
 def main(argv=None) -> int:
     from . import __version__
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:
+        from . import bench
+        return bench.main(argv[1:]) or 0
     parser = argparse.ArgumentParser(prog="gpugrad", description="gpugrad command line tools")
     parser.add_argument("--version", action="version", version=f"gpugrad {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -1,0 +1,61 @@
+"""Smoke test of ``gpugrad bench``: one tiny case runs and writes a complete record (no timing
+assertions: the figures depend on the machine)."""
+import json
+
+from gpugrad import bench, kernels
+
+
+def test_bench_main_writes_record(tmp_path, capsys):
+    out = tmp_path / "record.json"
+    assert bench.main(["--quick", "--cases", "chain100", "--libs", "gpugrad,floor", "--repeat",
+                       "3", "--out", str(out), "--quiet"]) == 0
+    record = json.loads(out.read_text())
+    assert {"schema", "date", "mode", "machine", "versions", "threads", "settings", "results",
+            "crossover", "targets"} <= record.keys()
+    assert {"cpu", "cores", "gpu", "slug"} <= record["machine"].keys()
+    assert {"python", "numpy", "cupy", "torch", "gpugrad"} <= record["versions"].keys()
+    [result] = record["results"]
+    assert result["id"] == "chain100[n=16]"
+    for impl in ("gpugrad-cpu", "floor-cpu"):
+        entry = result["impls"][impl]
+        assert "error" not in entry
+        assert entry["median_s"] > 0 and entry["cold_s"] > 0
+    assert "gpugrad-cpu/floor-cpu" in result["ratios"]
+    assert "Warm medians" in capsys.readouterr().out
+
+
+def test_every_fused_kernel_has_bench_inputs():
+    for name, k in kernels.REGISTRY.items():
+        args = bench.kernel_args(name, "cpu", 2000)
+        assert args is not None, f"add an inputs recipe for {name} to bench.kernel_args"
+        k(*args)
+
+
+def test_case_selection():
+    selected = bench.select(bench.cases("quick", gpu=False), "elementwise,mlp_small")
+    assert [c.id for c in selected] == ["elementwise[n=1e4]", "elementwise[n=1e5]",
+                                        "elementwise[n=1e6]", "elementwise[n=1e7]", "mlp_small"]
+    assert bench.crossover([], gpu=False)[0]["note"].startswith("no CUDA device")
+
+
+def _entry(lib, device, seconds):
+    return {"lib": lib, "device": device, "median_s": seconds}
+
+
+def test_crossover_and_targets_from_gpu_figures():
+    # CPU time grows with n, GPU time is flat: the GPU wins from n = 1e5 (interpolated).
+    results = []
+    for n in (10 ** 3, 10 ** 4, 10 ** 6):
+        impls = {"gpugrad-cpu": _entry("gpugrad", "cpu", n * 1e-8),
+                 "gpugrad-cuda": _entry("gpugrad", "cuda", 1e-3)}
+        results.append({"id": f"elementwise[n={bench.size_label(n)}]", "topic": "elementwise",
+                        "name": "elementwise", "size": n, "sweep": "elementwise",
+                        "impls": impls, "ratios": bench.ratios(impls)})
+    [c] = bench.crossover(results, gpu=True)
+    assert c["gpu_wins"] == [False, False, True]
+    assert 0.9e5 < c["crossover_size"] < 1.1e5
+    results[-1]["impls"]["torch-cuda"] = _entry("torch", "cuda", 2e-3)
+    results[-1]["id"] = "elementwise[n=1e7]"
+    results[-1]["ratios"] = bench.ratios(results[-1]["impls"])
+    [t] = [t for t in bench.check_targets(results) if t["device"] == "cuda" and t["value"]]
+    assert t["met"] and t["value"] == 0.5
