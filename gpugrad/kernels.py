@@ -52,13 +52,18 @@ def kernel(source: str, outputs: int = 1, inplace: tuple = ()):
 @kernel("relu_bwd.cu")
 def relu_bwd(xp, y, gy):
     """gx = gy where y > 0 else 0"""
-    return xp.where(y > 0, gy, xp.zeros((), gy.dtype))
+    # NOTE: a multiply by the mask, not xp.where: numpy's where is ~8x slower on random masks
+    return xp.multiply(gy, y > 0, dtype=gy.dtype)
 
 
 @kernel("leaky_relu_bwd.cu")
 def leaky_relu_bwd(xp, x, gy, slope):
     """gx = gy where x > 0 else slope * gy"""
-    return xp.where(x > 0, gy, gy * gy.dtype.type(slope))
+    m = (x > 0).astype(gy.dtype)
+    m *= gy.dtype.type(1 - slope)
+    m += gy.dtype.type(slope)
+    m *= gy
+    return m
 
 
 @kernel("sigmoid_bwd.cu")

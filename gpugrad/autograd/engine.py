@@ -71,9 +71,13 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
     check_nan = anomaly.is_anomaly_check_nan_enabled()
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph
+    nxt = None  # a node that became ready while nothing else was: it runs next, off the heap
     try:
-        while heap:
-            n = heappop(heap)[1]
+        while nxt is not None or heap:
+            if nxt is not None:
+                n, nxt = nxt, None
+            else:
+                n = heappop(heap)[1]
             grads = buffers.pop(n, None)
             if grads is None:
                 grads = [None] * n.n_outputs
@@ -98,7 +102,9 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                 if check_nan:
                     anomaly.check_nan(n, out)
             if not retain_graph:
-                n._release()
+                n._saved = None  # _release(), inlined for the common case
+                if n.temps:
+                    n._release()
             for (c, nr), g in zip(n.next_functions, out):
                 if c is None or (needed is not None and c not in needed):
                     continue
@@ -115,7 +121,13 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                 d = deps[c] - 1
                 deps[c] = d
                 if d == 0:
-                    heappush(heap, (-c._seq, c))
+                    if nxt is None and not heap:
+                        nxt = c
+                    else:
+                        if nxt is not None:
+                            heappush(heap, (-nxt._seq, nxt))
+                            nxt = None
+                        heappush(heap, (-c._seq, c))
             out = g = None  # the buffers are now the only holders (lets .grad take them)
     finally:
         grad_state.enabled = prev_mode

@@ -65,6 +65,7 @@ class Node:
     __slots__ = ("next_functions", "_seq", "_saved", "_versions", "_extra", "_in_meta",
                  "__weakref__")
     n_outputs = 1
+    temps: tuple = ()          # slots holding private arrays that _release also frees
     saved_names: tuple = ()   # names under which ``_saved_<name>`` exposes saved values
 
     # -- introspection ------------------------------------------------------------------------

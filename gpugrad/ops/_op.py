@@ -66,10 +66,15 @@ class ArrayNS:
     fast = True
 
     def __init__(self, xp):
-        self.__dict__.update((k, getattr(xp, k)) for k in dir(xp) if not k.startswith("_"))
         self.xp = xp
         from .. import kernels
         self.erf = kernels.erf
+
+    def __getattr__(self, name):
+        # first use of F.<name>: take it from the array module and keep it on the instance
+        value = getattr(self.xp, name)
+        setattr(self, name, value)
+        return value
 
     @staticmethod
     def astype(a, dtype):
@@ -184,15 +189,19 @@ class Op(Node):
         if not (need and rec):
             if y.__class__ is tuple:
                 return tuple(Tensor._make(_as_array(v)) for v in y)
-            out = Tensor._make(y if y.__class__ is np.ndarray else _as_array(y))
-            if grad_state.inference:
+            out = _tnew(Tensor)
+            out._data = y if y.__class__ is np.ndarray else _as_array(y)
+            out._rg = False
+            out.grad_fn = None
+            out._out_nr = 0
+            out._vbox = out._grad = out._acc = out._meta = None
+            if not rec and grad_state.inference:
                 out._m()["inference"] = True
             return out
         # record the node
         op.next_functions = tuple(edges)
         op._seq = next(_seq)
-        op._extra = None
-        op._in_meta = None
+        op._extra = op._in_meta = None
         if y.__class__ is tuple:
             outs = tuple(Tensor._make_result(_as_array(v), op, i) for i, v in enumerate(y))
         else:
@@ -209,10 +218,7 @@ class Op(Node):
             outs._rg = True
             outs.grad_fn = op
             outs._out_nr = 0
-            outs._vbox = None
-            outs._grad = None
-            outs._acc = None
-            outs._meta = None
+            outs._vbox = outs._grad = outs._acc = outs._meta = None
         saves = cls.saves
         if saves:
             if len(saves) == 1:
@@ -286,13 +292,13 @@ class Op(Node):
 
     def _run(self, grads, create_graph):
         saved = self._saved
+        if saved is None:
+            self._check_saved()
         versions = self._versions
         if versions is not None:
             for e in versions:
                 if e is not None and e[0].v != e[1]:
                     self._check_saved()
-        elif saved is None:
-            self._check_saved()
         if create_graph:
             from . import tensor_ns as F
             grads = [_wrap_grad(g) for g in grads]

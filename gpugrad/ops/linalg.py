@@ -10,6 +10,20 @@ def _same_dtype(x, w):
                         f"{w.dtype.name}")
 
 
+def _transposed(w) -> bool:
+    """w is a transposed view of a C-contiguous matrix (``weight.t()`` in ``linear``)."""
+    return not w.flags.c_contiguous and w.flags.f_contiguous
+
+
+def _weight_grad(F, x, gy, w_t):
+    """x.T @ gy. For a transposed weight it is computed as (gy.T @ x).T: the same product, laid
+    out so that the parameter's own gradient (after TBackward0) is C-contiguous, which keeps
+    the optimizer's elementwise update on contiguous memory."""
+    if w_t and F.fast:
+        return F.matmul(gy.T, x).T
+    return F.matmul(F.swapaxes(x, 0, 1), gy)
+
+
 class DotBackward0(Op):
     """y = sum(x * w)   (1-D . 1-D)"""
     saves = (0, 1)
@@ -56,6 +70,7 @@ class MvBackward0(Op):
 
 class MmBackward0(Op):
     """y = x @ w   (2-D @ 2-D)"""
+    __slots__ = ("w_t",)
     saves = (0, 1)
     reads_for = ((1,), (0,))
     saved_names = ("self", "mat2")
@@ -65,12 +80,13 @@ class MmBackward0(Op):
         if x.shape[1] != w.shape[0]:
             raise ValueError(f"mat1 and mat2 shapes cannot be multiplied "
                              f"({x.shape[0]}x{x.shape[1]} and {w.shape[0]}x{w.shape[1]})")
+        self.w_t = _transposed(w)
         return x @ w
 
     def backward(self, F, gy, x, w):
         need = self.needs_input_grad
         gx = F.matmul(gy, F.swapaxes(w, 0, 1)) if need[0] else None
-        gw = F.matmul(F.swapaxes(x, 0, 1), gy) if need[1] else None
+        gw = _weight_grad(F, x, gy, self.w_t) if need[1] else None
         return gx, gw
 
     def bad_input(self, e, arrays, kw):
@@ -104,6 +120,7 @@ class BmmBackward0(Op):
 
 class AddmmBackward0(Op):
     """y = b + x @ w"""
+    __slots__ = ("w_t",)
     saves = (1, 2)
     reads_for = ((2,), (1,))
     saved_names = ("mat1", "mat2")
@@ -114,6 +131,7 @@ class AddmmBackward0(Op):
         if x.shape[1] != w.shape[0]:
             raise ValueError(f"mat1 and mat2 shapes cannot be multiplied "
                              f"({x.shape[0]}x{x.shape[1]} and {w.shape[0]}x{w.shape[1]})")
+        self.w_t = _transposed(w)
         y = x @ w
         y += b
         return y
@@ -121,7 +139,7 @@ class AddmmBackward0(Op):
     def backward(self, F, gy, x, w):
         need = self.needs_input_grad
         gx = F.matmul(gy, F.swapaxes(w, 0, 1)) if need[1] else None
-        gw = F.matmul(F.swapaxes(x, 0, 1), gy) if need[2] else None
+        gw = _weight_grad(F, x, gy, self.w_t) if need[2] else None
         return gy, gx, gw
 
     def bad_input(self, e, arrays, kw):

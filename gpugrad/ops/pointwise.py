@@ -341,6 +341,8 @@ class LeakyReluBackward0(Op):
 
     def forward(self, xp, x, negative_slope=0.01):
         self.negative_slope = negative_slope
+        if 0 <= negative_slope <= 1:  # branch-free: max(x, slope x)
+            return xp.maximum(x, x * x.dtype.type(negative_slope))
         return xp.where(x > 0, x, x * negative_slope)
 
     def backward(self, F, gy, x):

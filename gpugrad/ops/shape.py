@@ -92,7 +92,10 @@ class PermuteBackward0(Op):
         return x.transpose(axes)
 
     def backward(self, F, gy):
-        return F.transpose(gy, tuple(np.argsort(self.axes)))
+        inverse = [0] * len(self.axes)
+        for i, a in enumerate(self.axes):
+            inverse[a] = i
+        return F.transpose(gy, tuple(inverse))
 
 
 class TransposeBackward0(PermuteBackward0):

@@ -138,6 +138,8 @@ def nbytes(value) -> int:
 def saves_anything(node) -> bool:
     """Whether the node's class keeps values for backward at all (ops declare it)."""
     cls = type(node)
+    if cls.__name__ == "AccumulateGrad":
+        return False
     return bool(getattr(cls, "saves", True) or getattr(cls, "saves_output", False)
                 or getattr(cls, "saved_names", ()))
 
