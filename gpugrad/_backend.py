@@ -25,6 +25,15 @@ def cupy_module():
     return _cupy or None
 
 
+def cupy_submodule(name: str):
+    """A CuPy submodule (``cupyx.scipy.special``, ``cupy.cuda.memory_hook``): CuPy's imports
+    all happen in this module."""
+    import importlib
+    if cupy_module() is None:
+        raise ImportError(f"{name} needs CuPy, which is not installed ({_cupy_error})")
+    return importlib.import_module(name)
+
+
 def xp_of(a):
     """numpy or cupy, from the type of an array (numpy for Python scalars)."""
     if type(a) is np.ndarray or _cupy is None or _cupy is False:

@@ -71,7 +71,7 @@ class _PeakHook:
     """Tracks the peak of the pool's used bytes (installed on first use of the peak figures)."""
 
     def __init__(self, cp):
-        from cupy.cuda import memory_hook
+        memory_hook = _backend.cupy_submodule("cupy.cuda.memory_hook")
 
         class Hook(memory_hook.MemoryHook):
             name = "gpugrad_peak"

@@ -203,8 +203,7 @@ def erf(x):
     global _erf_np
     xp = _backend.xp_of(x)
     if xp is not np:
-        from cupyx.scipy.special import erf as cupy_erf
-        return cupy_erf(x)
+        return _backend.cupy_submodule("cupyx.scipy.special").erf(x)
     if _erf_np is None:
         try:
             from scipy.special import erf as _erf_np  # noqa: F811 (fast when SciPy is present)

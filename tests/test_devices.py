@@ -1,0 +1,138 @@
+"""Devices, the CUDA API without a GPU, device mismatches, DLPack and the one-module-imports-cupy
+rule. What needs a real GPU is marked ``gpu`` and skips with a reason without one."""
+from __future__ import annotations
+
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import gpugrad
+from gpugrad import _backend
+from gpugrad.ops._op import out_of_memory
+
+ROOT = pathlib.Path(gpugrad.__file__).parent
+
+
+def test_device_parsing_and_equality():
+    assert str(gpugrad.device("cuda:1")) == "cuda:1"
+    assert repr(gpugrad.device("cuda", 0)) == "device(type='cuda', index=0)"
+    assert repr(gpugrad.device("cpu")) == "device(type='cpu')"
+    assert gpugrad.device(1) == "cuda:1"
+    assert gpugrad.tensor([1.0]).device == "cpu"
+    assert gpugrad.tensor([1.0]).device == gpugrad.device("cpu")
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type"):
+        gpugrad.device("tpu")
+    with pytest.raises(RuntimeError, match="Invalid device string"):
+        gpugrad.device("cuda:x")
+
+
+def test_only_the_backend_imports_cupy():
+    offenders = []
+    for path in ROOT.rglob("*.py"):
+        if path.name == "_backend.py":
+            continue
+        text = path.read_text()
+        if re.search(r"^\s*(import cupy|from cupy)", text, re.M):
+            offenders.append(path.name)
+    assert offenders == []
+
+
+@pytest.mark.skipif(gpugrad.cuda.is_available(), reason="checks the no-GPU behaviour")
+def test_cuda_api_without_a_gpu_answers_or_says_what_is_missing():
+    assert gpugrad.cuda.is_available() is False
+    assert gpugrad.cuda.device_count() == 0
+    assert gpugrad.cuda.memory_allocated() == 0
+    assert gpugrad.cuda.max_memory_allocated() == 0
+    gpugrad.cuda.synchronize()       # a no-op, not an error
+    gpugrad.cuda.empty_cache()
+    with pytest.raises(RuntimeError, match=r"device 'cuda' needs (CuPy|an NVIDIA GPU)"):
+        gpugrad.zeros(3, device="cuda")
+    with pytest.raises(RuntimeError, match=r"gpugrad\[cuda\]|nvidia-smi"):
+        gpugrad.ones(2).to("cuda")
+
+
+def test_missing_cupy_message_names_the_install_command(monkeypatch):
+    monkeypatch.setattr(_backend, "_cupy", False)
+    monkeypatch.setattr(_backend, "_cupy_error", ImportError("No module named 'cupy'"))
+    with pytest.raises(RuntimeError, match=re.escape("pip install gpugrad[cuda]")):
+        gpugrad.randn(2, device="cuda")
+
+
+def test_default_device_from_setting_and_environment(monkeypatch):
+    try:
+        gpugrad.set_default_device("cpu")
+        assert gpugrad.get_default_device() == "cpu"
+        gpugrad.set_default_device(None)
+        monkeypatch.setenv("GPUGRAD_DEVICE", "cuda:0")
+        assert gpugrad.get_default_device() == gpugrad.device("cuda", 0)
+    finally:
+        gpugrad.set_default_device(None)
+        monkeypatch.delenv("GPUGRAD_DEVICE", raising=False)
+    assert gpugrad.get_default_device() == "cpu"
+
+
+def test_out_of_memory_error_names_the_size():
+    class FakeOutOfMemory(MemoryError):
+        pass
+    FakeOutOfMemory.__module__ = "cupy.cuda.memory"
+    err = out_of_memory(FakeOutOfMemory("Out of memory allocating 1,073,741,824 bytes "
+                                        "(allocated so far: 0 bytes)."), "MulBackward0")
+    assert isinstance(err, gpugrad.cuda.OutOfMemoryError) and isinstance(err, RuntimeError)
+    assert str(err).startswith("CUDA out of memory. Tried to allocate 1024.00 MiB (in "
+                               "MulBackward0)")
+
+
+def test_dlpack_round_trip_shares_memory_on_cpu():
+    a = np.arange(4.0)
+    t = gpugrad.from_dlpack(a)
+    t.add_(1)                                   # in place, through the shared memory
+    np.testing.assert_array_equal(a, [1.0, 2.0, 3.0, 4.0])
+    back = np.from_dlpack(gpugrad.tensor([1.0, 2.0]))
+    np.testing.assert_array_equal(back, [1.0, 2.0])
+    with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
+        gpugrad.ones(2, requires_grad=True).__dlpack__()
+
+
+def test_dlpack_with_torch():
+    torch = pytest.importorskip("torch")
+    t = gpugrad.from_dlpack(torch.arange(3.0))
+    assert t.tolist() == [0.0, 1.0, 2.0]
+    assert torch.from_dlpack(gpugrad.tensor([5.0, 6.0])).tolist() == [5.0, 6.0]
+
+
+@pytest.mark.gpu
+def test_mixing_devices_names_both_devices_and_the_op():
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    a, b = gpugrad.ones(2, device="cuda"), gpugrad.ones(2)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            "cuda:0 and cpu! (in MulBackward0)")):
+        a * b
+
+
+@pytest.mark.gpu
+def test_numpy_of_a_gpu_tensor_says_call_cpu_first():
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    with pytest.raises(TypeError, match=re.escape("Use Tensor.cpu() to copy the tensor to host")):
+        gpugrad.ones(2, device="cuda").numpy()
+    assert gpugrad.ones(2, device="cuda").cpu().numpy().tolist() == [1.0, 1.0]
+
+
+@pytest.mark.gpu
+def test_training_on_cuda_matches_cpu_accuracy(tmp_path):
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    import io
+
+    from gpugrad import train
+    kw = dict(epochs=12, out=str(tmp_path / "m.npz"), progress=False, file=io.StringIO())
+    cpu = train.train(device="cpu", **kw)
+    gpu = train.train(device="cuda", **kw)
+    assert gpu["device"].startswith("cuda")
+    # same data, seed and schedule; the float32 reductions differ in order, not in outcome
+    assert abs(gpu["test_accuracy"] - cpu["test_accuracy"]) <= 0.02
+    assert gpu["test_accuracy"] >= 0.95
