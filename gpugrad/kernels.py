@@ -169,7 +169,7 @@ def sgd_step(xp, p, g, buf, lr, momentum, dampening, weight_decay, nesterov, fir
             buf[...] = d
         else:
             buf *= t(momentum)
-            buf += t(1 - dampening) * d
+            buf += d if dampening == 0 else t(1 - dampening) * d
         d = d + t(momentum) * buf if nesterov else buf
     p -= t(lr) * d
 
