@@ -179,6 +179,12 @@ def adam_step(xp, p, g, m, v, lr, beta1, beta2, eps, weight_decay, step, decoupl
     """Adam (decoupled=False: L2 into g) / AdamW (decoupled=True: p *= 1 - lr wd), in place:
     m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
     p -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)"""
+    adam_moments(p, g, m, v, lr, beta1, beta2, weight_decay, decoupled)
+    adam_update(xp, p, m, v, lr, beta1, beta2, eps, step)
+
+
+def adam_moments(p, g, m, v, lr, beta1, beta2, weight_decay, decoupled):
+    """Weight decay and the moment updates shared by Adam, AdamW and AMSGrad (in place)."""
     t = p.dtype.type
     if weight_decay:
         if decoupled:
@@ -189,9 +195,12 @@ def adam_step(xp, p, g, m, v, lr, beta1, beta2, eps, weight_decay, step, decoupl
     m += t(1 - beta1) * g
     v *= t(beta2)
     v += t(1 - beta2) * (g * g)
-    bc1 = 1 - beta1 ** step
-    bc2 = 1 - beta2 ** step
-    p -= t(lr / bc1) * m / (xp.sqrt(v / t(bc2)) + t(eps))
+
+
+def adam_update(xp, p, m, v, lr, beta1, beta2, eps, step):
+    """p -= lr * m_hat / (sqrt(v_hat) + eps), with bias corrections for step ``step``."""
+    t = p.dtype.type
+    p -= t(lr / (1 - beta1 ** step)) * m / (xp.sqrt(v / t(1 - beta2 ** step)) + t(eps))
 
 
 # -- special functions ---------------------------------------------------------------------------

@@ -60,6 +60,9 @@ def describe(a) -> str:
     return f"gpugrad.{cuda}{_TYPE_NAMES.get(a.dtype.name, a.dtype.name)} {list(a.shape)}"
 
 
+_new = object.__new__
+
+
 class Tensor:
     """A multi-dimensional array that records the operations applied to it."""
     __slots__ = ("_data", "_rg", "grad_fn", "_out_nr", "_vbox", "_grad", "_acc", "_meta",
@@ -80,35 +83,18 @@ class Tensor:
         self._rg = rg
         self.grad_fn = grad_fn
         self._out_nr = out_nr
-        self._vbox = None
-        self._grad = None
-        self._acc = None
-        self._meta = None
+        self._vbox = self._grad = self._acc = self._meta = None
 
     @staticmethod
     def _make(data, rg=False):
-        t = Tensor.__new__(Tensor)
-        t._data = data
-        t._rg = rg
-        t.grad_fn = None
-        t._out_nr = 0
-        t._vbox = None
-        t._grad = None
-        t._acc = None
-        t._meta = None
+        t = _new(Tensor)
+        t._init(data, rg)
         return t
 
     @staticmethod
     def _make_result(data, node, nr=0):
-        t = Tensor.__new__(Tensor)
-        t._data = data
-        t._rg = True
-        t.grad_fn = node
-        t._out_nr = nr
-        t._vbox = None
-        t._grad = None
-        t._acc = None
-        t._meta = None
+        t = _new(Tensor)
+        t._init(data, True, node, nr)
         return t
 
     def _m(self) -> dict:

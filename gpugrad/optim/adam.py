@@ -84,16 +84,6 @@ def _init_state(st, p, amsgrad):
 def _amsgrad_step(p, g, m, v, vmax, lr, b1, b2, eps, wd, step, decoupled):
     """Adam with v replaced by its running maximum (no fused kernel: plain array ops)."""
     xp = _backend.xp_of(p)
-    t = p.dtype.type
-    if wd:
-        if decoupled:
-            p *= t(1 - lr * wd)
-        else:
-            g = g + t(wd) * p
-    m *= t(b1)
-    m += t(1 - b1) * g
-    v *= t(b2)
-    v += t(1 - b2) * (g * g)
+    kernels.adam_moments(p, g, m, v, lr, b1, b2, wd, decoupled)
     xp.maximum(vmax, v, out=vmax)
-    denom = xp.sqrt(vmax / t(1 - b2 ** step)) + t(eps)
-    p -= t(lr / (1 - b1 ** step)) * m / denom
+    kernels.adam_update(xp, p, m, vmax, lr, b1, b2, eps, step)
