@@ -7,6 +7,7 @@ from . import _backend
 from ._creation import as_dtype
 from .ops import linalg, reduce, shape
 from .ops import pointwise as pw
+from .ops._op import direct
 from .tensor import Tensor
 from .tensor_inplace import inplace
 
@@ -85,11 +86,12 @@ def _uniform_(self, a=0.0, b=1.0, *, generator=None):
 def _install():
     T = Tensor
     # arithmetic operators
-    T.__add__ = T.__radd__ = lambda s, o: pw.AddBackward0.apply(s, o)
-    T.__sub__ = lambda s, o: pw.SubBackward0.apply(s, o)
+    # the hottest operators call their op's specialised apply directly
+    T.__add__ = T.__radd__ = direct(pw.AddBackward0, 2)
+    T.__sub__ = direct(pw.SubBackward0, 2)
     T.__rsub__ = lambda s, o: pw.RsubBackward1.apply(s, other=o)
-    T.__mul__ = T.__rmul__ = lambda s, o: pw.MulBackward0.apply(s, o)
-    T.__truediv__ = lambda s, o: pw.DivBackward0.apply(s, o)
+    T.__mul__ = T.__rmul__ = direct(pw.MulBackward0, 2)
+    T.__truediv__ = direct(pw.DivBackward0, 2)
     T.__rtruediv__ = lambda s, o: pw.MulBackward0.apply(pw.ReciprocalBackward0.apply(s), o)
     T.__floordiv__ = lambda s, o: pw.div(s, o, rounding_mode="floor")
     T.__rfloordiv__ = lambda s, o: pw.div(Tensor._make(_backend.xp_of(s._data).asarray(o)), s,

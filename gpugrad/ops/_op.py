@@ -18,6 +18,7 @@ from ..autograd import anomaly
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.graph import Node, _seq, accumulator_of
 from ..tensor import Tensor, Version, _wrap_grad
+from . import _specialize
 
 NO_EDGE = (None, 0)
 INFERENCE_SAVED = (
@@ -139,8 +140,23 @@ class Op(Node):
     temps: tuple = ()          # extra slots holding arrays to free with the saved values
 
     # -- forward ------------------------------------------------------------------------------
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls._fast = {}   # number of positional args -> specialised apply (see _specialize.py)
+
     @classmethod
     def apply(cls, *args, **kw):
+        """Run the forward on the inputs' arrays; record the node when grad mode is on and an
+        input requires grad. Returns the output tensor(s)."""
+        fast = cls._fast.get(len(args), _MISSING)
+        if fast is _MISSING:
+            fast = cls._fast[len(args)] = _specialize.build(cls, len(args), _NAMESPACE)
+        if fast is not None:
+            return fast(cls, args, kw)
+        return cls._apply_generic(args, kw)
+
+    @classmethod
+    def _apply_generic(cls, args, kw):
         rec = grad_state.enabled
         need = False
         first = None
@@ -410,3 +426,27 @@ def _fit(F, g, meta):
     if g.dtype != dtype:
         g = F.astype(g, dtype)
     return g
+
+
+def _plain(y, rec):
+    """Outputs of an op that records nothing (tuples, numpy scalars)."""
+    if y.__class__ is tuple:
+        return tuple(Tensor._make(_as_array(v)) for v in y)
+    out = Tensor._make(_as_array(y))
+    if not rec and grad_state.inference:
+        out._m()["inference"] = True
+    return out
+
+
+_MISSING = object()
+_NAMESPACE = _specialize.namespace(
+    Tensor=Tensor, Version=Version, NO_EDGE=NO_EDGE, xp_of=_backend.xp_of, _state=grad_state,
+    _device_error=_device_error, _first_tensor=_first_tensor, out_of_memory=out_of_memory,
+    _promote=_promote, _refresh_view=_refresh_view, accumulator_of=accumulator_of, _seq=_seq,
+    _as_array=_as_array, _in_meta=_in_meta, anomaly=anomaly, INFERENCE_SAVED=INFERENCE_SAVED,
+    _plain=_plain, _make_result=Tensor._make_result)
+
+
+def direct(cls, n, name=None):
+    """``cls.apply`` for ``n`` positional inputs as a plain function (see _specialize.direct)."""
+    return _specialize.direct(cls, n, _NAMESPACE, name)

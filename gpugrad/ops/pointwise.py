@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _backend, kernels
 from ..tensor import DEFAULT, Tensor
-from ._op import Op
+from ._op import Op, direct
 
 
 def _float(xp, x):
@@ -583,16 +583,13 @@ def square(input):
     return PowBackward0.apply(input, exponent=2)
 
 
-def exp(input):
-    return ExpBackward0.apply(input)
+exp = direct(ExpBackward0, 1, "exp")
 
 
-def log(input):
-    return LogBackward0.apply(input)
+log = direct(LogBackward0, 1, "log")
 
 
-def sqrt(input):
-    return SqrtBackward0.apply(input)
+sqrt = direct(SqrtBackward0, 1, "sqrt")
 
 
 def rsqrt(input):
@@ -610,24 +607,19 @@ def sign(input):
     return SignBackward0.apply(input)
 
 
-def sin(input):
-    return SinBackward0.apply(input)
+sin = direct(SinBackward0, 1, "sin")
 
 
-def cos(input):
-    return CosBackward0.apply(input)
+cos = direct(CosBackward0, 1, "cos")
 
 
-def tanh(input):
-    return TanhBackward0.apply(input)
+tanh = direct(TanhBackward0, 1, "tanh")
 
 
-def sigmoid(input):
-    return SigmoidBackward0.apply(input)
+sigmoid = direct(SigmoidBackward0, 1, "sigmoid")
 
 
-def relu(input):
-    return ReluBackward0.apply(input)
+relu = direct(ReluBackward0, 1, "relu")
 
 
 def leaky_relu(input, negative_slope=0.01):
@@ -638,8 +630,7 @@ def gelu(input, approximate="none"):
     return GeluBackward0.apply(input, approximate=approximate)
 
 
-def silu(input):
-    return SiluBackward0.apply(input)
+silu = direct(SiluBackward0, 1, "silu")
 
 
 def softplus(input, beta=1.0, threshold=20.0):

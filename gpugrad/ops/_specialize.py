@@ -1,0 +1,167 @@
+"""Specialised ``Op.apply``: one generated function per op class and number of inputs.
+
+``Op.apply`` is the hot path of every op (it runs the forward and records the node). Written
+generically it loops over the inputs and over the class's declarations (``saves``,
+``reads_for``, ``saves_output``, ``broadcasts``) on every call; generated once per (class,
+arity) with those loops unrolled and the declarations resolved, the same work costs well under
+half as much (PyTorch generates its nodes from ``derivatives.yaml`` for the same reason). The
+generated code does exactly what ``Op._apply_generic`` does; the op tests run through it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+MAX_ARITY = 8  # above this (cat/stack of many tensors) the generic path runs
+
+
+def build(cls, n: int, namespace: dict):
+    """The specialised ``fast(cls, args, kw)`` for ``cls`` called with ``n`` positional args,
+    or None when the generic path must serve (more inputs, or saves beyond the inputs)."""
+    saves = cls.saves
+    if n > MAX_ARITY or any(i >= n for i in saves):
+        return None
+    lines = []
+    w = lines.append
+    a = [f"a{i}" for i in range(n)]
+    xs = ", ".join(f"x{i}" for i in range(n))
+    w("def fast(cls, args, kw):")
+    w(f"    {', '.join(a)}, = args")
+    w("    rec = _state.enabled")
+    w("    need = False")
+    w("    first = None")
+    for i in range(n):
+        w(f"    t{i} = isinstance(a{i}, Tensor)")
+        w(f"    if t{i}:")
+        w(f"        x{i} = a{i}._data")
+        w("        if first is None:")
+        w(f"            first = x{i}")
+        if i:
+            w(f"        elif x{i}.__class__ is not first.__class__ or (")
+            w(f"                x{i}.__class__ is not ndarray and x{i}.device != first.device):")
+            w(f"            raise _device_error(cls.__name__, _first_tensor(args), a{i})")
+        w(f"        if a{i}._rg:")
+        w("            need = True")
+        w("    else:")
+        w(f"        x{i} = a{i}")
+    w("    op = _new(cls)")
+    w("    xp = np if first is None or first.__class__ is ndarray else xp_of(first)")
+    w("    try:")
+    w(f"        y = op.forward(xp, {xs}, **kw) if kw else op.forward(xp, {xs})")
+    w("    except (ValueError, TypeError, IndexError) as e:")
+    w(f"        raise op.bad_input(e, [{xs}], kw) from None")
+    w("    except MemoryError as e:")
+    w("        raise out_of_memory(e, cls.__name__) from None")
+    if cls.broadcasts:
+        w("    if first is not None and y.__class__ is not tuple:")
+        w("        yd = y.dtype")
+        w("        if yd is not first.dtype and yd != first.dtype:")
+        w(f"            y = _promote(y, [{xs}])")
+    w("    if not (need and rec):")
+    w("        if y.__class__ is ndarray:")
+    w("            out = _new(Tensor)")
+    w("            out._data = y")
+    w("            out._rg = False")
+    w("            out.grad_fn = None")
+    w("            out._out_nr = 0")
+    w("            out._vbox = out._grad = out._acc = out._meta = None")
+    w("            if not rec and _state.inference:")
+    w("                out._m()['inference'] = True")
+    w("            return out")
+    w("        return _plain(y, rec)")
+    for i in range(n):
+        w(f"    if t{i} and a{i}._rg:")
+        w(f"        m = a{i}._meta")
+        w("        if m is not None and 'base' in m:")
+        w(f"            _refresh_view(a{i})")
+        w(f"        fn = a{i}.grad_fn")
+        w("        if fn is not None:")
+        w(f"            e{i} = (fn, a{i}._out_nr)")
+        w("        else:")
+        w(f"            r = a{i}._acc")
+        w("            acc = r() if r is not None else None")
+        w(f"            e{i} = (acc if acc is not None else accumulator_of(a{i}), 0)")
+        w("    else:")
+        w(f"        e{i} = NO_EDGE")
+    w(f"    op.next_functions = ({', '.join(f'e{i}' for i in range(n))},)")
+    w("    op._seq = next(_seq)")
+    w("    op._extra = op._in_meta = None")
+    w("    if y.__class__ is tuple:")
+    w("        outs = tuple(_make_result(_as_array(v), op, k) for k, v in enumerate(y))")
+    w("    else:")
+    w("        if y.__class__ is not ndarray:")
+    w("            y = _as_array(y)")
+    if cls.broadcasts:
+        w("        ys, yd = y.shape, y.dtype")
+        cond = " or ".join(f"(hasattr(x{i}, 'shape') and (x{i}.shape != ys or x{i}.dtype != yd))"
+                           for i in range(n))
+        w(f"        if {cond}:")
+        w(f"            op._in_meta = _in_meta([{xs}], y)")
+    w("        outs = _new(Tensor)")
+    w("        outs._data = y")
+    w("        outs._rg = True")
+    w("        outs.grad_fn = op")
+    w("        outs._out_nr = 0")
+    w("        outs._vbox = outs._grad = outs._acc = outs._meta = None")
+    saved, versions = [], []
+    reads = cls.reads_for if len(saves) > 1 else None
+    for k, i in enumerate(saves):
+        indent = "    "
+        if reads is not None:
+            r = reads[k]
+            unused = " and ".join(f"e{j} is NO_EDGE" for j in r[:2])
+            w(f"    if {unused}:")
+            w(f"        s{k} = v{k} = None")
+            w("    else:")
+            indent = "        "
+        w(f"{indent}s{k} = x{i}")
+        w(f"{indent}if t{i}:")
+        w(f"{indent}    m = a{i}._meta")
+        w(f"{indent}    if m is not None and 'inference' in m:")
+        w(f"{indent}        raise RuntimeError(INFERENCE_SAVED)")
+        w(f"{indent}    vb = a{i}._vbox or a{i}._version_box()")
+        w(f"{indent}    v{k} = (vb, vb.v, {i})")
+        w(f"{indent}else:")
+        w(f"{indent}    v{k} = None")
+        saved.append(f"s{k}")
+        versions.append(f"v{k}")
+    if cls.saves_output:
+        w("    vb = outs._vbox = Version()")
+        saved.append("y")
+        versions.append("(vb, 0, -1)")
+    if saved:
+        w(f"    op._saved = ({', '.join(saved)},)")
+        w(f"    op._versions = ({', '.join(versions)},)")
+    else:
+        w("    op._saved = ()")
+        w("    op._versions = None")
+    w("    if anomaly._state.enabled:")
+    w("        anomaly.record(op)")
+    w("    return outs")
+    source = "\n".join(lines) + "\n"
+    ns = dict(namespace)
+    exec(compile(source, f"<gpugrad apply: {cls.__name__}/{n}>", "exec"), ns)
+    fast = ns["fast"]
+    fast.source = source
+    return fast
+
+
+def direct(cls, n: int, namespace: dict, name: str | None = None):
+    """A plain function ``f(a0, ..., a{n-1})`` running ``cls.apply`` with those inputs and no
+    keywords, without the classmethod's dispatch (Tensor's operators use these)."""
+    fast = cls._fast.get(n)
+    if fast is None:
+        fast = cls._fast[n] = build(cls, n, namespace)
+    empty = {}
+    if n == 1:
+        f = lambda input: fast(cls, (input,), empty)  # noqa: E731
+    elif n == 2:
+        f = lambda input, other: fast(cls, (input, other), empty)  # noqa: E731
+    else:
+        f = lambda *args: fast(cls, args, empty)  # noqa: E731
+    f.__name__ = f.__qualname__ = name or cls.__name__
+    f.__doc__ = cls.__doc__
+    return f
+
+
+def namespace(**extra) -> dict:
+    return dict(np=np, ndarray=np.ndarray, _new=object.__new__, **extra)
