@@ -72,21 +72,22 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph
     nxt = None  # a node that became ready while nothing else was: it runs next, off the heap
+    pop, get, AG = buffers.pop, buffers.get, AccumulateGrad
     try:
         while nxt is not None or heap:
             if nxt is not None:
                 n, nxt = nxt, None
             else:
                 n = heappop(heap)[1]
-            grads = buffers.pop(n, None)
+            grads = pop(n, None)
             if grads is None:
                 grads = [None] * n.n_outputs
-            if n._extra is not None or n.__class__ is AccumulateGrad:
+            if n._extra is not None or n.__class__ is AG:
                 grads = n._pre(grads)
             if targets is not None and n in targets:
                 for slot, nr in targets[n]:
                     captured[slot] = grads[nr]
-                if n.__class__ is AccumulateGrad:
+                if n.__class__ is AG:
                     continue
             if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
                 out = (None,) * len(n.next_functions)
@@ -109,7 +110,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                 if c is None or (needed is not None and c not in needed):
                     continue
                 if g is not None:
-                    buf = buffers.get(c)
+                    buf = get(c)
                     if buf is None:
                         if c.n_outputs == 1:
                             buffers[c] = [g]
