@@ -1,0 +1,428 @@
+"""The benchmark cases: what each implementation (library x device) runs as one step."""
+from __future__ import annotations
+
+import fnmatch
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+import gpugrad
+
+from .. import _backend, kernels
+from .. import cuda as gcuda
+
+LIBS = ("gpugrad", "torch", "floor")
+DEVICES = ("cpu", "cuda")
+
+
+# -- what is installed -----------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _torch():
+    """PyTorch, or None when it cannot be imported (its columns are then left out)."""
+    try:
+        import torch
+        return torch
+    except Exception:
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def has_cuda() -> bool:
+    return gcuda.is_available()
+
+
+def available(lib: str, device: str) -> bool:
+    if lib == "torch":
+        t = _torch()
+        return t is not None and (device == "cpu" or t.cuda.is_available())
+    if device == "cpu":
+        return lib != "copy"
+    return has_cuda()
+
+
+def _xp(device):
+    """The array module holding a device's data (numpy when CuPy cannot reach the GPU)."""
+    return _backend.cupy_module() if device == "cuda" and has_cuda() else np
+
+
+@dataclass(frozen=True)
+class Impl:
+    lib: str      # gpugrad | torch | floor | copy
+    device: str   # cpu | cuda
+
+    @property
+    def key(self) -> str:
+        return f"{self.lib}-{self.device}"
+
+    @property
+    def label(self) -> str:
+        if self.lib == "floor":
+            return "numpy" if self.device == "cpu" else "cupy"
+        return "d2d copy" if self.lib == "copy" else f"{self.lib} {self.device}"
+
+
+@dataclass
+class Case:
+    topic: str            # overhead | elementwise | kernels | mlp | graph | memory | bandwidth
+    name: str
+    make: Callable        # make(impl, case) -> step
+    size: int = 0
+    unit: str = "n"       # what ``size`` counts: n elements, w width, ops graph nodes
+    params: dict = field(default_factory=dict)
+    libs: tuple = LIBS
+    devices: tuple = DEVICES
+    sweep: str | None = None   # cases of one sweep are plotted against size (crossover)
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}[{self.unit}={size_label(self.size)}]" if self.size else self.name
+
+    def impls(self, devices=DEVICES, libs=None) -> list[Impl]:
+        """The implementations of this case that can run here."""
+        return [Impl(lib, d) for d in devices if d in self.devices for lib in self.libs
+                if (libs is None or lib in libs or lib == "copy") and available(lib, d)]
+
+
+def size_label(n: int) -> str:
+    e = round(math.log10(n)) if n > 0 else 0
+    return f"1e{e}" if n >= 10_000 and n == 10 ** e else str(n)
+
+
+# -- data --------------------------------------------------------------------------------------
+def _rand(device, shape, seed=0, low=None, high=None):
+    """float32 normal (or uniform in [low, high)) data, made where the device's data lives."""
+    xp = _xp(device)
+    rng = xp.random.default_rng(seed)
+    if low is None:
+        return rng.standard_normal(shape, dtype=xp.float32)
+    a = rng.random(shape, dtype=xp.float32)
+    a *= high - low
+    a += low
+    return a
+
+
+def _labels(device, n, classes, seed=1):
+    xp = _xp(device)
+    return xp.random.default_rng(seed).integers(0, classes, n, dtype=xp.int64)
+
+
+def _to(lib, a, device, requires_grad=False):
+    """A copy of array ``a`` as ``lib`` holds data on ``device`` (scalars pass through)."""
+    if not hasattr(a, "shape"):
+        return a
+    a = a.copy()
+    if lib in ("floor", "copy"):
+        return a
+    if lib == "gpugrad":
+        t = gpugrad.as_tensor(a)
+    else:
+        torch = _torch()
+        t = torch.from_numpy(a) if isinstance(a, np.ndarray) else torch.from_dlpack(a)
+        t = t.to(device)
+    return t.requires_grad_() if requires_grad else t
+
+
+def _module(lib):
+    return gpugrad if lib == "gpugrad" else _torch()
+
+
+# -- the cases ---------------------------------------------------------------------------------
+def chain(T, x):
+    """100 elementwise ops: 25 x [mul 1.01, add 0.5, tanh, sub 0.1], then sum."""
+    for _ in range(25):
+        x = T.tanh(x * 1.01 + 0.5) - 0.1
+    return x.sum()
+
+
+def make_chain(impl, case):
+    x0 = _rand(impl.device, (case.size,))
+    if impl.lib == "floor":
+        xp = _xp(impl.device)
+
+        def step():
+            x, ys = x0, []
+            for _ in range(25):
+                y = xp.tanh(x * 1.01 + 0.5)
+                ys.append(y)
+                x = y - 0.1
+            loss, gx = x.sum(), xp.ones_like(x0)
+            for y in reversed(ys):
+                gx = gx * (1 - y * y) * 1.01
+            return loss, gx
+        return step
+    T, x = _module(impl.lib), _to(impl.lib, x0, impl.device, True)
+
+    def step():
+        chain(T, x).backward()
+        x.grad = None
+    return step
+
+
+def elementwise(T, x):
+    return (T.tanh(x) * T.sigmoid(x) + T.relu(x)).sum()
+
+
+def make_elementwise(impl, case):
+    x0 = _rand(impl.device, (case.size,))
+    if impl.lib == "floor":
+        xp = _xp(impl.device)
+
+        def step():
+            t = xp.tanh(x0)
+            s = xp.exp(-x0)
+            s += 1
+            xp.reciprocal(s, out=s)
+            y = t * s
+            y += xp.maximum(x0, 0)
+            loss = y.sum()
+            gx = t * t                       # d/dx = (1 - t^2) s + t s (1 - s) + [x > 0]
+            xp.subtract(1, gx, out=gx)
+            gx *= s
+            u = 1 - s
+            u *= s
+            u *= t
+            gx += u
+            gx += x0 > 0
+            return loss, gx
+        return step
+    T, x = _module(impl.lib), _to(impl.lib, x0, impl.device, True)
+
+    def step():
+        elementwise(T, x).backward()
+        x.grad = None
+    return step
+
+
+def make_graph(impl, case):
+    """Build a graph of ``case.size`` nodes on a tiny tensor, then drop it (no backward)."""
+    x0 = _rand(impl.device, (16,))
+    x = x0 if impl.lib == "floor" else _to(impl.lib, x0, impl.device, True)
+    half = case.size // 2
+
+    def step():
+        y = x
+        for _ in range(half):
+            y = y * 1.01 + 0.5
+    return step   # y, and with it the graph, is released as the step returns
+
+
+# MLP: one SGD step (zero_grad, forward, cross-entropy, backward, update), float32.
+def make_mlp(impl, case):
+    dims, batch, dev = case.params["dims"], case.params["batch"], impl.device
+    x0, t0 = _rand(dev, (batch, dims[0])), _labels(dev, batch, dims[-1])
+    layers = []
+    for i, (a, b) in enumerate(zip(dims, dims[1:])):
+        w = _rand(dev, (b, a), seed=10 + i)
+        w *= a ** -0.5
+        layers.append((w, _xp(dev).zeros(b, dtype=np.float32)))
+    if impl.lib == "floor":
+        return _mlp_floor(_xp(dev), x0, t0, layers, case.params["lr"])
+    T = _module(impl.lib)
+    x, t = _to(impl.lib, x0, dev), _to(impl.lib, t0, dev)
+    try:
+        nn, optim = T.nn, T.optim
+        seq = []
+        for i, (w, _) in enumerate(layers):
+            seq += [nn.ReLU()] if i else []
+            seq.append(nn.Linear(w.shape[1], w.shape[0]))
+        model = nn.Sequential(*seq).to(dev)
+    except Exception as e:   # gpugrad.nn / optim not importable (yet)
+        if impl.lib != "gpugrad":
+            raise
+        step = _mlp_ops(T, x, t, layers, dev, case.params["lr"])
+        step.note = f"gpugrad.nn/optim not importable ({type(e).__name__}): built from ops"
+        return step
+    loss_fn = nn.CrossEntropyLoss()
+    opt = optim.SGD(model.parameters(), lr=case.params["lr"])
+
+    def step():
+        opt.zero_grad()
+        loss_fn(model(x), t).backward()
+        opt.step()
+    step.clear = opt.zero_grad   # frees the grads held between steps (peak memory baseline)
+    return step
+
+
+def _mlp_ops(T, x, t, layers, dev, lr):
+    params = [(_to("gpugrad", w, dev, True), _to("gpugrad", b, dev, True)) for w, b in layers]
+    rows = T.arange(x.shape[0], device=dev)
+
+    def step():
+        h = x
+        for i, (w, b) in enumerate(params):
+            h = (T.relu(h) if i else h) @ w.t() + b
+        (-T.log_softmax(h, 1)[rows, t].mean()).backward()
+        with T.no_grad():
+            for p in (p for wb in params for p in wb):
+                p -= lr * p.grad
+                p.grad = None
+    return step
+
+
+def _mlp_floor(xp, x, t, layers, lr):
+    rows = xp.arange(x.shape[0])
+
+    def step():
+        hs, h = [], x
+        for i, (w, b) in enumerate(layers):
+            hs.append(h)
+            h = h @ w.T
+            h += b
+            if i < len(layers) - 1:
+                xp.maximum(h, 0, out=h)
+        m = h.max(axis=1, keepdims=True)
+        e = xp.exp(h - m)
+        s = e.sum(axis=1, keepdims=True)
+        loss = (xp.log(s) + m).mean() - h[rows, t].mean()
+        g = e                         # d loss / d logits = (softmax - onehot) / batch
+        g /= s
+        g[rows, t] -= 1
+        g /= len(rows)
+        for i in reversed(range(len(layers))):
+            w, b = layers[i]
+            gw, gb = g.T @ hs[i], g.sum(axis=0)
+            if i:
+                g = g @ w
+                g *= hs[i] > 0
+            gw *= lr
+            w -= gw
+            gb *= lr
+            b -= gb
+        return loss
+    return step
+
+
+# Fused kernels: inputs for each kernel in ``kernels.REGISTRY`` (n elements per array).
+def kernel_args(name, device, n):
+    """Arguments of kernel ``name`` at ``n`` elements, or None when no recipe exists."""
+    xp = _xp(device)
+    r = functools.partial(_rand, device, (n,))
+    one = xp.ones((), dtype=np.float32)
+    if name == "softmax_xent_bwd":
+        C = min(n, 1000)
+        z = _rand(device, (n // C, C))
+        logp = z - xp.log(xp.exp(z).sum(axis=1, keepdims=True))
+        return logp, _labels(device, n // C, C), one, C / n
+    recipes = {
+        "relu_bwd": lambda: (r(1), r(2)),
+        "leaky_relu_bwd": lambda: (r(1), r(2), 0.01),
+        "sigmoid_bwd": lambda: (r(1, 0.0, 1.0), r(2)),
+        "tanh_bwd": lambda: (r(1, -1.0, 1.0), r(2)),
+        "gelu_bwd": lambda: (r(1), r(2), False),
+        "silu_bwd": lambda: (r(1), r(2)),
+        "mul_bwd": lambda: (r(1), r(2), r(3)),
+        "div_bwd": lambda: (r(1), r(2, 0.5, 2.0), r(3)),
+        "pow_bwd": lambda: (r(1, 0.5, 2.0), r(2), 3.0),
+        "mse_bwd": lambda: (r(1), r(2), one, 1.0 / n),
+        "accumulate_grad": lambda: (r(1), r(2)),
+        "sgd_step": lambda: (r(1), r(2), r(3), 0.01, 0.9, 0.0, 1e-4, False, False),
+        "adam_step": lambda: (r(1), r(2), r(3), r(4, 0.0, 1.0), 1e-3, 0.9, 0.999, 1e-8, 0.01, 10,
+                              True),
+    }
+    return recipes[name]() if name in recipes else None
+
+
+def bytes_moved(kernel, args) -> int:
+    """Bytes a fused kernel must read and write: inputs, in-place arguments twice, outputs."""
+    arrays = [(i, a) for i, a in enumerate(args) if hasattr(a, "nbytes")]
+    total = sum(a.nbytes * (2 if i in kernel.inplace else 1) for i, a in arrays)
+    return int(total + kernel.outputs * arrays[0][1].nbytes)
+
+
+# PyTorch's own fused backward for the kernels it has one for (torch.ops.aten).
+TORCH_KERNELS = {
+    "relu_bwd": lambda A, y, gy: A.threshold_backward(gy, y, 0),
+    "leaky_relu_bwd": lambda A, x, gy, s: A.leaky_relu_backward(gy, x, s, False),
+    "sigmoid_bwd": lambda A, y, gy: A.sigmoid_backward(gy, y),
+    "tanh_bwd": lambda A, y, gy: A.tanh_backward(gy, y),
+    "gelu_bwd": lambda A, x, gy, tanh: A.gelu_backward(gy, x, approximate=(
+        "tanh" if tanh else "none")),
+    "silu_bwd": lambda A, x, gy: A.silu_backward(gy, x),
+    "mse_bwd": lambda A, x, t, gy, scale: A.mse_loss_backward(gy, x, t, 1),   # 1: mean
+    "accumulate_grad": lambda A, dst, src: dst.add_(src),
+}
+
+
+def make_kernel(impl, case):
+    name, n = case.params["kernel"], case.size
+    k = kernels.REGISTRY[name]
+    args0 = kernel_args(name, impl.device, n)
+    if args0 is None:
+        raise NotImplementedError(f"no inputs recipe for kernel {name} in gpugrad/bench/cases.py")
+    xp = _xp(impl.device)
+    if impl.lib == "copy":
+        src = _rand(impl.device, (n,))
+        dst = xp.empty_like(src)
+        if xp is np:
+            step = functools.partial(np.copyto, dst, src)
+        else:
+            step = functools.partial(dst.data.copy_from_device_async, src.data, src.nbytes)
+        step.nbytes = 2 * src.nbytes
+        return step
+    args = tuple(_to("floor" if impl.lib == "gpugrad" else impl.lib, a, impl.device)
+                 for a in args0)
+    if impl.lib == "gpugrad":      # numpy arrays run the reference, CuPy arrays the kernel
+        step = functools.partial(k, *args)
+    elif impl.lib == "floor":      # the reference's chain of numpy / CuPy ops
+        step = functools.partial(k.ref, xp, *args)
+    else:
+        step = functools.partial(TORCH_KERNELS[name], _torch().ops.aten, *args)
+    step.nbytes = bytes_moved(k, args0)
+    return step
+
+
+def cases(mode: str = "quick", gpu: bool | None = None) -> list[Case]:
+    """Every case of a run: ``quick`` (under a minute on 2 CPU cores) or ``full``."""
+    gpu = has_cuda() if gpu is None else gpu
+    full = mode == "full"
+    out = [Case("overhead", "chain100", make_chain, 16)]
+    for e in range(4, 9):
+        if e <= 7 or (gpu and full):
+            out.append(Case("elementwise", "elementwise", make_elementwise, 10 ** e,
+                            sweep="elementwise", devices=DEVICES if e <= 7 else ("cuda",)))
+    for topic, sizes in (("kernels", (6, 7) if full else (6,)),
+                         ("bandwidth", (7, 8) if full else (7,))):
+        for name in kernels.REGISTRY:
+            libs = ("gpugrad", "floor") + (("torch",) if name in TORCH_KERNELS else ())
+            for e in sizes:
+                out.append(Case(topic, f"{topic.rstrip('s')}:{name}", make_kernel, 10 ** e,
+                                params={"kernel": name}, **(
+                                    {"libs": libs} if topic == "kernels" else
+                                    {"libs": libs + ("copy",), "devices": ("cuda",)})))
+    mlp = {"lr": 0.01}
+    out.append(Case("mlp", "mlp_small", make_mlp, params={
+        **mlp, "dims": (784, 256, 256, 10), "batch": 64}))
+    out.append(Case("mlp", "mlp_large", make_mlp, params={
+        **mlp, "dims": (1024, 1024, 1024, 10), "batch": 1024}))
+    if full or gpu:
+        for w in (64, 128, 256, 512, 1024) if full else (64, 128, 256, 512):
+            out.append(Case("mlp", "mlp_sweep", make_mlp, w, "w", sweep="mlp_sweep", params={
+                **mlp, "dims": (w, w, w, 10), "batch": w}))
+    for n in (1000, 10_000) if full else (1000,):
+        out.append(Case("graph", "graph", make_graph, n, "ops"))
+    by_id = {c.id: c for c in out}
+    for base in ["elementwise[n=1e6]", "mlp_small"] + (
+            ["elementwise[n=1e7]", "mlp_large", "graph[ops=1000]"] if full else []):
+        c = by_id[base]
+        out.append(Case("memory", f"memory:{c.name}", c.make, c.size, c.unit, c.params))
+    return out
+
+
+def select(all_cases, patterns) -> list[Case]:
+    """Cases whose id, name or topic is, or matches the glob of, one of the comma-separated
+    ``patterns`` (ids contain brackets: ``elementwise[n=1e6]`` is taken literally)."""
+    if not patterns:
+        return list(all_cases)
+    pats = [p.strip() for p in patterns.split(",") if p.strip()]
+    return [c for c in all_cases if any(
+        p in (c.id, c.name, c.topic) or fnmatch.fnmatch(c.id, p) or fnmatch.fnmatch(c.name, p)
+        for p in pats)]
+
+
+def pairs(selected, devices=DEVICES, libs=None) -> list[tuple[Case, Impl]]:
+    return [(c, i) for c in selected for i in c.impls(devices, libs)]
+
+
