@@ -66,6 +66,7 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
+from .ops.activation import relu, sigmoid
 from .ops.linalg import addmm, bmm, dot, matmul, mm, mv
 from .ops.pointwise import (
     abs,
@@ -87,10 +88,8 @@ from .ops.pointwise import (
     negative,
     pow,
     reciprocal,
-    relu,
     rsqrt,
     rsub,
-    sigmoid,
     sign,
     sin,
     sqrt,

@@ -5,7 +5,8 @@ import numpy as np
 
 from . import _backend
 from ._creation import as_dtype
-from .ops import linalg, reduce, shape
+from .ops import activation as act
+from .ops import index, linalg, reduce, shape
 from .ops import pointwise as pw
 from .ops._op import direct
 from .tensor import Tensor
@@ -105,8 +106,8 @@ def _install():
     T.__matmul__ = lambda s, o: linalg.matmul(s, o)
     T.__rmatmul__ = lambda s, o: linalg.matmul(Tensor._make(o) if not isinstance(o, Tensor)
                                                else o, s)
-    T.__getitem__ = shape.getitem
-    T.__setitem__ = shape.setitem
+    T.__getitem__ = index.getitem
+    T.__setitem__ = index.setitem
     # comparisons and logic (not differentiable)
     T.__eq__, T.__ne__ = _cmp(np.equal), _cmp(np.not_equal)
     T.__lt__, T.__le__ = _cmp(np.less), _cmp(np.less_equal)
@@ -136,8 +137,8 @@ def _install():
     T.pow_ = lambda s, o: inplace(s, pw.pow, o)
     T.neg_ = lambda s: inplace(s, pw.neg)
     T.exp_ = lambda s: inplace(s, pw.exp)
-    T.relu_ = lambda s: inplace(s, pw.relu)
-    T.sigmoid_ = lambda s: inplace(s, pw.sigmoid)
+    T.relu_ = lambda s: inplace(s, act.relu)
+    T.sigmoid_ = lambda s: inplace(s, act.sigmoid)
     T.tanh_ = lambda s: inplace(s, pw.tanh)
     T.sqrt_ = lambda s: inplace(s, pw.sqrt)
     T.clamp_ = T.clip_ = lambda s, min=None, max=None: inplace(
@@ -157,7 +158,7 @@ def _install():
         "negative": pw.neg, "reciprocal": pw.reciprocal, "pow": pw.pow, "square": pw.square,
         "exp": pw.exp, "log": pw.log, "sqrt": pw.sqrt, "rsqrt": pw.rsqrt, "abs": pw.abs,
         "absolute": pw.abs, "sign": pw.sign, "sin": pw.sin, "cos": pw.cos, "tanh": pw.tanh,
-        "sigmoid": pw.sigmoid, "relu": pw.relu, "erf": pw.erf, "clamp": pw.clamp,
+        "sigmoid": act.sigmoid, "relu": act.relu, "erf": pw.erf, "clamp": pw.clamp,
         "clip": pw.clamp, "maximum": pw.maximum, "minimum": pw.minimum,
         "where": lambda s, cond, other: pw.where(cond, s, other),
         "matmul": linalg.matmul, "mm": linalg.mm, "mv": linalg.mv, "dot": linalg.dot,

@@ -56,7 +56,7 @@ def inplace(t, compute, *args, raw=None):
     if base is None:
         t.grad_fn, t._out_nr, t._rg = node, 0, True
         return t
-    from .ops.shape import AsStridedBackward0, ViewCopySlices
+    from .ops.index import AsStridedBackward0, ViewCopySlices
     view_fn = t._meta["view_fn"]
     new_base = ViewCopySlices.apply(base, out, view_fn=view_fn)
     base.grad_fn, base._out_nr, base._rg = new_base.grad_fn, 0, True

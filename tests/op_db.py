@@ -16,8 +16,8 @@ from typing import Callable
 import numpy as np
 
 import gpugrad
+from gpugrad.ops import activation as act
 from gpugrad.ops import loss
-from gpugrad.ops import pointwise as pw
 
 
 @dataclass(frozen=True)
@@ -203,15 +203,15 @@ OP_DB = [
     _unary("tanh", gpugrad.tanh, np.tanh, "TanhBackward0"),
     _unary("sigmoid", gpugrad.sigmoid, lambda x: 1 / (1 + np.exp(-x)), "SigmoidBackward0"),
     _unary("relu", gpugrad.relu, lambda x: np.maximum(x, 0), "ReluBackward0", avoid=(0.0,)),
-    _unary("leaky_relu", lambda x: pw.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
+    _unary("leaky_relu", lambda x: act.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
            "LeakyReluBackward0", avoid=(0.0,)),
-    _unary("gelu", pw.gelu, lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+    _unary("gelu", act.gelu, lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
            "GeluBackward0"),
-    _unary("gelu_tanh", lambda x: pw.gelu(x, approximate="tanh"), _gelu_tanh_ref,
+    _unary("gelu_tanh", lambda x: act.gelu(x, approximate="tanh"), _gelu_tanh_ref,
            "GeluBackward0"),
-    _unary("silu", pw.silu, lambda x: x / (1 + np.exp(-x)), "SiluBackward0"),
-    _unary("softplus", pw.softplus, _softplus_ref, "SoftplusBackward0"),
-    _unary("softplus_threshold", lambda x: pw.softplus(x, beta=2.0, threshold=1.0),
+    _unary("silu", act.silu, lambda x: x / (1 + np.exp(-x)), "SiluBackward0"),
+    _unary("softplus", act.softplus, _softplus_ref, "SoftplusBackward0"),
+    _unary("softplus_threshold", lambda x: act.softplus(x, beta=2.0, threshold=1.0),
            lambda x: _softplus_ref(x, 2.0, 1.0), "SoftplusBackward0", avoid=(0.5,)),
     _unary("erf", gpugrad.erf, _erf, "ErfBackward0"),
     _unary("clamp", lambda x: x.clamp(-0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5),

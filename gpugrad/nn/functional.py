@@ -4,7 +4,7 @@ from __future__ import annotations
 import warnings
 
 from .._creation import rand, zeros
-from ..ops import pointwise, reduce
+from ..ops import activation, pointwise, reduce
 from ..ops.linalg import linear
 from ..ops.loss import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
 from ..tensor_inplace import inplace as _inplace
@@ -14,11 +14,11 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sig
            "binary_cross_entropy_with_logits", "one_hot"]
 
 tanh = pointwise.tanh
-sigmoid = pointwise.sigmoid
+sigmoid = activation.sigmoid
 
 
 def relu(input, inplace=False):
-    return input.relu_() if inplace else pointwise.relu(input)
+    return input.relu_() if inplace else activation.relu(input)
 
 
 def relu_(input):
@@ -27,20 +27,20 @@ def relu_(input):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     if inplace:
-        return _inplace(input, lambda t: pointwise.leaky_relu(t, negative_slope))
-    return pointwise.leaky_relu(input, negative_slope)
+        return _inplace(input, lambda t: activation.leaky_relu(t, negative_slope))
+    return activation.leaky_relu(input, negative_slope)
 
 
 def gelu(input, approximate="none"):
-    return pointwise.gelu(input, approximate)
+    return activation.gelu(input, approximate)
 
 
 def silu(input, inplace=False):
-    return _inplace(input, pointwise.silu) if inplace else pointwise.silu(input)
+    return _inplace(input, activation.silu) if inplace else activation.silu(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    return pointwise.softplus(input, beta, threshold)
+    return activation.softplus(input, beta, threshold)
 
 
 def _softmax_dim(name, ndim, stacklevel):

@@ -47,7 +47,7 @@ def _refresh_view(v):
     m["vver"] = v._vbox.v
     base = m["base"]
     if base._rg and base.grad_fn is not None:
-        from .shape import AsStridedBackward0
+        from .index import AsStridedBackward0
         fresh = AsStridedBackward0.apply(base, view_fn=m["view_fn"])
         v.grad_fn, v._out_nr, v._rg = fresh.grad_fn, 0, True
 

@@ -3,13 +3,13 @@ differentiable gpugrad ops, so one backward formula serves arrays and tensors al
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import linalg, pointwise, reduce, shape
+from . import activation, index, linalg, pointwise, reduce, shape
 
 fast = False  # fused kernels are not differentiable: use the formulas
 
 exp, log, sqrt, sign, abs = pointwise.exp, pointwise.log, pointwise.sqrt, pointwise.sign, \
     pointwise.abs
-sin, cos, tanh, sigmoid = pointwise.sin, pointwise.cos, pointwise.tanh, pointwise.sigmoid
+sin, cos, tanh, sigmoid = pointwise.sin, pointwise.cos, pointwise.tanh, activation.sigmoid
 maximum, minimum, matmul = pointwise.maximum, pointwise.minimum, linalg.matmul
 
 
@@ -77,5 +77,5 @@ def astype(x, dtype):
     return x.to(dtype)
 
 
-def index_add(shape_, index, g):
-    return shape.IndexPutBackward0.apply(g, shape=tuple(shape_), index=index)
+def index_add(shape_, where, g):
+    return index.IndexPutBackward0.apply(g, shape=tuple(shape_), index=where)

@@ -1,0 +1,182 @@
+"""Indexing (``x[i]``, slices, integer and boolean arrays), assignment into a tensor
+(``x[i] = v``) and the nodes that re-base a view and its base after an in-place change."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _backend
+from ..autograd.grad_mode import state as grad_state
+from ..tensor import Tensor
+from ._op import Op, unbroadcast
+from .shape import _as_view
+
+
+class SliceBackward0(Op):
+    """y = x[index]"""
+    __slots__ = ("shape", "index")
+
+    def forward(self, xp, x, index=None):
+        self.shape, self.index = x.shape, index
+        return x[index]
+
+    def backward(self, F, gy):
+        return F.index_add(self.shape, self.index, gy)
+
+    def bad_input(self, e, arrays, kw):
+        msg = str(e).replace("axis", "dimension")
+        return IndexError(msg) if isinstance(e, IndexError) else RuntimeError(msg)
+
+
+class SelectBackward0(SliceBackward0):
+    __slots__ = ()
+
+
+class IndexBackward0(SliceBackward0):
+    __slots__ = ()
+
+
+class IndexPutBackward0(Op):
+    """y = zeros(shape) with g added at index   (the backward of indexing, made differentiable)"""
+    __slots__ = ("index",)
+
+    def forward(self, xp, g, shape=None, index=None):
+        self.index = index
+        from ._op import array_ns
+        return array_ns(g).index_add(shape, index, g)
+
+    def backward(self, F, gy):
+        return gy[self.index]
+
+
+class CopySlices(Op):
+    """x[index] = value, recorded in place: y = x with the indexed region replaced by value"""
+    __slots__ = ("index", "vshape")
+
+    def forward(self, xp, x, value, index=None):
+        self.index = index
+        self.vshape = getattr(value, "shape", ())
+        y = x.copy()
+        y[index] = value
+        return y
+
+    def backward(self, F, gy):
+        gv = None
+        if self.next_functions[1][0] is not None:
+            gv = unbroadcast(F, gy[self.index], self.vshape)
+        if F.fast:
+            gx = gy.copy()
+            gx[self.index] = 0
+        else:
+            mask = _backend.xp_of(gy._data).ones(gy.shape, dtype=gy._data.dtype)
+            mask[self.index] = 0
+            gx = gy * mask
+        return gx, gv
+
+    def name(self):
+        return "torch::autograd::CopySlices"  # as PyTorch names it
+
+    def bad_input(self, e, arrays, kw):
+        return SliceBackward0.bad_input(self, e, arrays, kw)
+
+
+class AsStridedBackward0(Op):
+    """view = view_fn(base): a view re-derived from its base after an in-place change"""
+    __slots__ = ("view_fn", "shape")
+
+    def forward(self, xp, base, view_fn=None):
+        self.view_fn, self.shape = view_fn, base.shape
+        return view_fn(base)
+
+    def backward(self, F, gy):
+        if not F.fast:  # differentiable: scatter through the view; its backward gathers back
+            xp = _backend.xp_of(gy._data)
+            g = xp.zeros(self.shape, dtype=gy._data.dtype)
+            self.view_fn(g)[...] = gy._data
+            return ViewCopySlices.apply(Tensor._make(g), gy, view_fn=self.view_fn)
+        g = F.zeros(self.shape, dtype=gy.dtype)
+        self.view_fn(g)[...] = gy
+        return g
+
+
+class ViewCopySlices(Op):
+    """base with the region seen through ``view_fn`` replaced by a new value (in-place on a view)"""
+    __slots__ = ("view_fn",)
+
+    def forward(self, xp, base, value, view_fn=None):
+        self.view_fn = view_fn
+        return base  # the data was already written in place through the view
+
+    def backward(self, F, gy):
+        if not F.fast:  # differentiable: gather the view's region, mask it out of the base
+            gv = AsStridedBackward0.apply(gy, view_fn=self.view_fn)
+            mask = _backend.xp_of(gy._data).ones(gy.shape, dtype=gy._data.dtype)
+            self.view_fn(mask)[...] = 0
+            return gy * mask, gv
+        gv = self.view_fn(gy).copy()
+        gb = gy.copy()
+        self.view_fn(gb)[...] = 0
+        return gb, gv
+
+    def name(self):
+        return "torch::autograd::CopySlices"  # as PyTorch names it
+
+
+def _normalize_index(index, xp):
+    """PyTorch index -> array index; also says which node name it records under: PyTorch's
+    top node is that of the last non-trivial component (``x[1:, 0]`` selects, ``x[0, 1:]``
+    slices), and any advanced index makes it IndexBackward0."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    out, kind, advanced = [], "slice", False
+    for i in index:
+        if isinstance(i, Tensor):
+            i = i._data
+            if i.ndim == 0 and i.dtype.kind in "iu":
+                i = int(i)
+        if isinstance(i, (list, np.ndarray)) or (xp is not np and isinstance(i, xp.ndarray)):
+            i = xp.asarray(i)
+            if i.dtype.kind not in "iub":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            advanced = True
+        elif isinstance(i, bool):
+            advanced = True
+        elif isinstance(i, slice):
+            if i != _FULL:
+                kind = "slice"
+        elif isinstance(i, (type(None), type(Ellipsis))):
+            pass
+        elif isinstance(i, (int, np.integer)):
+            i = int(i)
+            kind = "select"
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             f"byte Variables are valid indices (got {type(i).__name__})")
+        out.append(i)
+    return tuple(out), ("index" if advanced else kind)
+
+
+_FULL = slice(None)
+_INDEX_NODES = {"select": SelectBackward0, "slice": SliceBackward0, "index": IndexBackward0}
+
+
+def getitem(x, index):
+    xp = _backend.xp_of(x._data)
+    idx, kind = _normalize_index(index, xp)
+    y = _INDEX_NODES[kind].apply(x, index=idx)
+    if kind != "index":
+        _as_view(y, x, lambda a: a[idx])
+    return y
+
+
+def setitem(x, index, value):
+    xp = _backend.xp_of(x._data)
+    idx, kind = _normalize_index(index, xp)
+    from ..tensor_inplace import HINT, VIEW_OF_LEAF, inplace
+    if kind != "index" and x._rg and x.grad_fn is None and grad_state.enabled:
+        raise RuntimeError(VIEW_OF_LEAF + HINT)  # x[i] = v writes through a view of x
+    inplace(x, lambda t, v: CopySlices.apply(t, v, index=idx), value,
+            raw=lambda a, v: a.__setitem__(idx, v))
+
+
+OPS = [SliceBackward0, SelectBackward0, IndexBackward0, IndexPutBackward0, CopySlices,
+       AsStridedBackward0, ViewCopySlices]
