@@ -15,6 +15,8 @@ from .tensor_inplace import inplace
 
 def _cmp(ufunc):
     def compare(self, other):
+        if other is None:  # x == None is False (and x < None a TypeError), as in PyTorch
+            return NotImplemented
         o = other._data if isinstance(other, Tensor) else other
         if isinstance(other, Tensor) and type(o) is not type(self._data):
             from .ops._op import _device_error

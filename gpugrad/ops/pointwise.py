@@ -328,6 +328,28 @@ class ClampBackward1(Op):
         return RuntimeError(f"clamp: {e}")
 
 
+class ClampBackward0(Op):
+    """y = max(x, bound) (or min(x, bound) with ``upper``), the bound a tensor; the gradient
+    goes to x where it is kept and to the bound where the bound is taken"""
+    __slots__ = ("upper",)
+    saves = (0, 1)
+    saved_names = ("self", "min")
+    broadcasts = True
+
+    def forward(self, xp, x, bound, upper=False):
+        self.upper = upper
+        return xp.minimum(x, bound) if upper else xp.maximum(x, bound)
+
+    def backward(self, F, gy, x, bound):
+        keep = (x <= bound) if self.upper else (x >= bound)
+        if F.fast:
+            return F.where(keep, gy, 0), F.where(keep, 0, gy)
+        return gy * keep, gy * ~keep
+
+    def bad_input(self, e, arrays, kw):
+        return broadcast_error(e, arrays)
+
+
 class MaximumBackward0(Op):
     """z = max(x, y)   (NOTE: ties split the gradient evenly, as PyTorch)"""
     saves = (0, 1)
@@ -503,12 +525,10 @@ tanh = direct(TanhBackward0, 1, "tanh")
 
 def clamp(input, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input
-        if min is not None:
-            out = maximum(out, min)
-        if max is not None:
-            out = minimum(out, max)
-        return out
+        if min is None or max is None:
+            return ClampBackward0.apply(input, min if max is None else max,
+                                        upper=max is not None)
+        return ClampBackward0.apply(ClampBackward0.apply(input, min), max, upper=True)
     return ClampBackward1.apply(input, min=min, max=max)
 
 
@@ -536,7 +556,7 @@ def where(condition, input=None, other=None):
 OPS = [AddBackward0, SubBackward0, RsubBackward1, MulBackward0, DivBackward0, NegBackward0,
        ReciprocalBackward0, PowBackward0, PowBackward1, PowBackward2, ExpBackward0, LogBackward0,
        SqrtBackward0, AbsBackward0, SignBackward0, SinBackward0, CosBackward0, TanhBackward0,
-       ClampBackward1, MaximumBackward0, MinimumBackward0, WhereBackward0]
+       ClampBackward0, ClampBackward1, MaximumBackward0, MinimumBackward0, WhereBackward0]
 
 
 class ErfBackward0(Op):
