@@ -162,7 +162,18 @@ def matmul(input, other):
         return squeeze(matmul(unsqueeze(input, 0), other), -2)
     if b == 1:
         return squeeze(matmul(input, unsqueeze(other, -1)), -1)
+    if b == 2:  # batch @ matrix: one GEMM over the folded batch, as PyTorch does
+        return _fold_batch(input, lambda x2: MmBackward0.apply(x2, other), other.shape[1])
     return BmmBackward0.apply(input, other)
+
+
+def _fold_batch(input, matrix_op, cols):
+    """``matrix_op`` on ``input`` seen as one (batch * rows, k) matrix, unfolded again
+    (ViewBackward0 -> the op -> UnsafeViewBackward0, PyTorch's graph for these calls)."""
+    from .shape import UnsafeViewBackward0, reshape
+    lead = input.shape[:-1]
+    y = matrix_op(reshape(input, -1, input.shape[-1]))
+    return UnsafeViewBackward0.apply(y, shape=tuple(lead) + (cols,))
 
 
 def mm(input, mat2):
@@ -196,6 +207,11 @@ def linear(input, weight, bias=None):
     from .shape import t
     if input.ndim == 2 and bias is not None:
         return AddmmBackward0.apply(bias, input, t(weight))
+    if input.ndim > 2 and bias is not None:  # ViewBackward0 over AddmmBackward0, as PyTorch
+        from .shape import reshape
+        lead = input.shape[:-1]
+        y = AddmmBackward0.apply(bias, reshape(input, -1, input.shape[-1]), t(weight))
+        return reshape(y, *lead, weight.shape[0])
     y = matmul(input, t(weight))
     return y + bias if bias is not None else y
 
