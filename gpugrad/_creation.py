@@ -315,8 +315,12 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 def randperm(n, *, generator=None, dtype=None, device=None):
     gen = generator or default_generator
     d = as_dtype(dtype) or int64
-    return _finish(_backend.on_device(
-        device, lambda xp: gen._rng(xp).permutation(n).astype(d, copy=False)), False)
+    def make(xp):
+        rng = gen._rng(xp)
+        if xp is np:
+            return rng.permutation(n).astype(d, copy=False)
+        return xp.argsort(rng.random(n)).astype(d, copy=False)  # CuPy's Generator: no permutation
+    return _finish(_backend.on_device(device, make), False)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
