@@ -347,7 +347,9 @@ def _max_min(full, per_dim, input, dim, keepdim, other):
     axis = _axes(dim, input.ndim)
     axis = axis[0] if axis else 0
     if input.ndim == 0:
-        return values_indices(full.apply(input), Tensor._make(np.zeros((), np.int64)))
+        from .._backend import xp_of
+        zero = xp_of(input._data).zeros((), np.int64)
+        return values_indices(full.apply(input), Tensor._make(zero))
     values, idx = per_dim.apply(input, axis=axis, keepdims=keepdim)
     idx._rg, idx.grad_fn = False, None  # indices are not differentiable
     return values_indices(values, idx)
