@@ -100,7 +100,21 @@ from .ops.pointwise import (
     true_divide,
     where,
 )
-from .ops.reduce import amax, amin, argmax, argmin, logsumexp, max, mean, min, norm, std, sum, var
+from .ops.reduce import (
+    amax,
+    amin,
+    argmax,
+    argmin,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    std,
+    sum,
+    var,
+)
 from .ops.reduce import log_softmax as _log_softmax
 from .ops.reduce import softmax as _softmax
 from .ops.shape import (

@@ -230,6 +230,9 @@ OP_DB = [
             shapes=(((2, 3), (2, 3)), ((2, 3), (3,)), ((1, 3), (2, 1)), ((), ()))),
     # reductions
     _unary("sum", gpugrad.sum, np.sum, "SumBackward0"),
+    _unary("prod", gpugrad.prod, np.prod, "ProdBackward0", domain=(0.5, 1.5)),
+    OpEntry("prod_dim", lambda x: x.prod(1), lambda x: np.prod(x, 1), ROWS, ("ProdBackward1",),
+            domain=(0.5, 1.5)),
     _unary("sum_dim", lambda x: x.sum(1), lambda x: x.sum(1), "SumBackward1", shapes=ROWS),
     _unary("sum_dims_keepdim", lambda x: x.sum((0, -1), keepdim=True),
            lambda x: x.sum((0, -1), keepdims=True), "SumBackward1", shapes=ROWS),

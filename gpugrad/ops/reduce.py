@@ -86,6 +86,40 @@ class MeanBackward1(Op):
         return _expand(F, gy / builtins.max(n, 1), self.shape, self.axes, self.keepdims)
 
 
+class ProdBackward0(Op):
+    """y = prod(x) (all elements, or along ``axis``: ProdBackward1)"""
+    __slots__ = ("axis", "keepdims")
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+
+    def forward(self, xp, x, axis=None, keepdims=False):
+        self.axis, self.keepdims = axis, keepdims
+        return x.prod(axis=axis, keepdims=keepdims)
+
+    def backward(self, F, gy, x, y):
+        axis = self.axis
+        g = _expand(F, gy, x.shape, None if axis is None else (axis,), self.keepdims)
+        if not F.fast:  # differentiable form; assumes no zero in x (others: y / x)
+            yb = _expand(F, y, x.shape, None if axis is None else (axis,), self.keepdims)
+            return g * yb / x
+        # product of all the other elements: exclusive cumulative products from both sides,
+        # exact when x holds zeros (where y / x is not)
+        xp = F.xp
+        flat = x.reshape(-1) if axis is None else xp.moveaxis(x, axis, -1)
+        ones = xp.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
+        left = xp.concatenate([ones, xp.cumprod(flat[..., :-1], axis=-1)], axis=-1)
+        right = xp.flip(xp.cumprod(xp.flip(flat[..., 1:], -1), axis=-1), -1)
+        right = xp.concatenate([right, ones], axis=-1)
+        others = left * right
+        others = others.reshape(x.shape) if axis is None else xp.moveaxis(others, -1, axis)
+        return g * others
+
+
+class ProdBackward1(ProdBackward0):
+    __slots__ = ()
+
+
 class VarBackward0(Op):
     """y = sum((x - mean)^2) / (N - correction)"""
     __slots__ = ("axes", "keepdims", "correction")
@@ -320,6 +354,14 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    input = _cast(input, dtype)
+    if dim is None:
+        return ProdBackward0.apply(input)
+    return ProdBackward1.apply(input, axis=_axes(dim, input.ndim)[0] if input.ndim else None,
+                               keepdims=keepdim)
+
+
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # var(x, False): the old positional ``unbiased``
         dim, unbiased = None, dim
@@ -419,6 +461,7 @@ def log_softmax(input, dim=None, dtype=None):
                                      if input.ndim else 0)
 
 
-OPS = [SumBackward0, SumBackward1, MeanBackward0, MeanBackward1, VarBackward0, StdBackward0,
+OPS = [SumBackward0, SumBackward1, ProdBackward0, ProdBackward1, MeanBackward0, MeanBackward1,
+       VarBackward0, StdBackward0,
        MaxBackward1, MinBackward1, MaxBackward0, MinBackward0, LinalgVectorNormBackward0,
        LogsumexpBackward0, SoftmaxBackward0, LogSoftmaxBackward0]
