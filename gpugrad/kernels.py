@@ -170,7 +170,29 @@ def accumulate_grad(xp, dst, src):
     xp.add(dst, src, out=dst, casting="unsafe")
 
 
+_CHUNK = 1 << 16
+
+
+def _in_slices(ref):
+    """Run an elementwise in-place update over 64K-element slices of large contiguous numpy
+    arrays: the same result, with temporaries bounded to one slice, so an optimizer step's
+    peak memory stays at the parameters and their state (as with the fused CUDA kernel)."""
+    @functools.wraps(ref)
+    def run(xp, p, *args):
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
+        if (xp is not np or p.size <= _CHUNK or not p.flags.c_contiguous
+                or not all(a.flags.c_contiguous and a.shape == p.shape for a in arrays)):
+            return ref(xp, p, *args)
+        flat = [a.reshape(-1) if isinstance(a, np.ndarray) else a for a in args]
+        pf = p.reshape(-1)
+        for i in range(0, p.size, _CHUNK):
+            part = slice(i, i + _CHUNK)
+            ref(xp, pf[part], *[a[part] if isinstance(a, np.ndarray) else a for a in flat])
+    return run
+
+
 @kernel("sgd_step.cu", outputs=0, inplace=(0, 2))
+@_in_slices
 def sgd_step(xp, p, g, buf, lr, momentum, dampening, weight_decay, nesterov, first):
     """SGD with momentum; updates p (and the momentum buffer) in place:
     d = g + wd p;  buf = d if first else momentum buf + (1 - dampening) d;
@@ -188,6 +210,7 @@ def sgd_step(xp, p, g, buf, lr, momentum, dampening, weight_decay, nesterov, fir
 
 
 @kernel("adam_step.cu", outputs=0, inplace=(0, 2, 3))
+@_in_slices
 def adam_step(xp, p, g, m, v, lr, beta1, beta2, eps, weight_decay, step, decoupled):
     """Adam (decoupled=False: L2 into g) / AdamW (decoupled=True: p *= 1 - lr wd), in place:
     m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;

@@ -452,3 +452,26 @@ def test_kernel_updates_strided_view_in_place_on_gpu(cupy):
     dst = base[:, ::2]
     REGISTRY["accumulate_grad"](dst, cupy.ones((4, 3), cupy.float32))
     np.testing.assert_array_equal(cupy.asnumpy(base), np.tile([1, 0], (4, 3)))
+
+
+@pytest.mark.parametrize("name, extra", [
+    ("sgd_step", (0.1, 0.9, 0.0, 0.01, True, False)),
+    ("adam_step", (1e-3, 0.9, 0.999, 1e-8, 0.01, 3, True)),
+])
+def test_optimizer_references_update_large_arrays_in_slices_bit_for_bit(name, extra):
+    # large contiguous arrays go through 64K-element slices (bounded temporaries): same bits
+    ref = REGISTRY[name].ref
+    rng = np.random.default_rng(0)
+    shape = (300, 700)   # > 64K elements, not a multiple of the slice
+    p, g = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    state = [rng.random(shape).astype(np.float32) for _ in range(2 if name == "adam_step" else 1)]
+    p2, state2 = p.copy(), [s.copy() for s in state]
+    if name == "sgd_step":
+        ref(np, p, g, state[0], *extra)
+        ref.__wrapped__(np, p2, g, state2[0], *extra)
+    else:
+        ref(np, p, g, *state, *extra)
+        ref.__wrapped__(np, p2, g, *state2, *extra)
+    np.testing.assert_array_equal(p, p2)
+    for a, b in zip(state, state2):
+        np.testing.assert_array_equal(a, b)
