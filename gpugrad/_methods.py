@@ -37,18 +37,24 @@ def _logic(name):
     return op
 
 
-def _to(self, *args, **kwargs):
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``."""
+def to_args(args, kwargs):
+    """(device or None, dtype or None) from PyTorch's ``to`` forms: ``to(dtype)``,
+    ``to(device)``, ``to(device, dtype)``, ``to(other_tensor)``, ``to(cuda_index)``."""
     dtype, dev = kwargs.get("dtype"), kwargs.get("device")
     for a in args:
         if isinstance(a, Tensor):
             dtype, dev = a.dtype, a.device
         elif isinstance(a, (str, _backend.device)) and not _is_dtype_name(a):
             dev = a
+        elif isinstance(a, int) and not isinstance(a, bool):
+            dev = _backend.device("cuda", a)
         elif a is not None:
             dtype = a
-    dtype = as_dtype(dtype)
-    dev = None if dev is None else _backend.device(dev)
+    return (None if dev is None else _backend.device(dev)), as_dtype(dtype)
+
+
+def _to(self, *args, **kwargs):
+    dev, dtype = to_args(args, kwargs)
     if (dtype is None or dtype == self._data.dtype) and (dev is None or dev == self.device):
         return self
     return shape.ToCopyBackward0.apply(self, dtype=dtype, device=dev)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import gpugrad
+from gpugrad import nn
 
 
 def cuda_available() -> bool:
@@ -56,3 +57,16 @@ def tensor(data, device="cpu", dtype=gpugrad.float64, requires_grad=False):
     """A leaf tensor on ``device`` from nested lists or a numpy array."""
     return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
                           requires_grad=requires_grad)
+
+
+class SimpleNet(nn.Module):
+    """Seed 000's network."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 5)
+        self.relu = nn.ReLU()
+        self.fc2 = nn.Linear(5, 1)
+
+    def forward(self, x):
+        return self.fc2(self.relu(self.fc1(x)))

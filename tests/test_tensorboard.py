@@ -15,6 +15,7 @@ import urllib.request
 
 import numpy as np
 import pytest
+from conftest import SimpleNet
 
 import gpugrad
 from gpugrad import nn
@@ -22,19 +23,6 @@ from gpugrad.utils import tensorboard as tb
 
 needs_tb = pytest.mark.skipif(importlib.util.find_spec("tensorboard") is None,
                               reason="tensorboard not installed (pip install tensorboard)")
-
-
-class SimpleNet(nn.Module):
-    """Seed 000's network."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(10, 5)
-        self.relu = nn.ReLU()
-        self.fc2 = nn.Linear(5, 1)
-
-    def forward(self, x):
-        return self.fc2(self.relu(self.fc1(x)))
 
 
 class Net(nn.Module):

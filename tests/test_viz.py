@@ -6,6 +6,7 @@ import re
 import shutil
 
 import pytest
+from conftest import SimpleNet
 
 import gpugrad
 from gpugrad import nn
@@ -32,19 +33,6 @@ def seed_abc():
     x = gpugrad.tensor([2.0], requires_grad=True)
     y = gpugrad.tensor([3.0], requires_grad=True)
     return (a + b + c) / (x * y), dict(a=a, b=b, c=c, x=x, y=y)
-
-
-class SimpleNet(nn.Module):
-    """Seed 000's network."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(10, 5)
-        self.relu = nn.ReLU()
-        self.fc2 = nn.Linear(5, 1)
-
-    def forward(self, x):
-        return self.fc2(self.relu(self.fc1(x)))
 
 
 def tree(text):

@@ -7,7 +7,6 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from .. import _backend
-from .._creation import as_dtype
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import RemovableHandle
 from ..optim.optimizer import zero_grads
@@ -364,22 +363,11 @@ class Module:
     def to(self, *args, **kwargs):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: moves and casts
         parameters and buffers in place (only floating-point ones change dtype)."""
-        from .._methods import _is_dtype_name
-        device, dtype = kwargs.get("device"), kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, Tensor):
-                device, dtype = a.device, a.dtype
-            elif isinstance(a, (str, _backend.device)) and not _is_dtype_name(a):
-                device = a
-            elif isinstance(a, int) and not isinstance(a, bool):
-                device = _backend.device("cuda", a)
-            elif a is not None:
-                dtype = a
-        dtype = as_dtype(dtype)
+        from .._methods import to_args
+        device, dtype = to_args(args, kwargs)
         if dtype is not None and dtype.kind not in "fc":
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
-        device = None if device is None else _backend.device(device)
 
         def convert(t):
             return t.to(device=device, dtype=dtype if t.is_floating_point() else None)
