@@ -120,6 +120,8 @@ def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_siz
                         generator=Generator().manual_seed(seed))
     loss_fn = nn.CrossEntropyLoss()
     writer = _writer(logdir, file)
+    if writer is not None:  # the model's forward graph and, beside it, its autograd graph
+        writer.add_graph(model, x_train[:batch_size], backward=True)
     n_params = sum(p.numel() for p in model.parameters())
     sizes = "-".join(map(str, [x_train.shape[1]] + [width] * depth + [classes]))
     print(f"gpugrad train: {data} ({len(y_train)} train / {len(y_test)} test) on {device} | MLP "

@@ -101,6 +101,21 @@ def test_missing_tensorboard_is_reported_not_fatal(tmp_path, capsys, monkeypatch
     assert "TensorBoard logging is not available" in capsys.readouterr().out
 
 
+def test_logdir_gets_scalars_and_both_graphs(tmp_path, capsys):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    logdir = tmp_path / "runs"
+    assert main(["train", "--epochs", "2", "--width", "8", "--out", "", "--no-progress",
+                 "--logdir", str(logdir)]) == 0
+    (event_file,) = sorted(logdir.rglob("events.out.tfevents.*"))
+    acc = EventAccumulator(str(event_file))
+    acc.Reload()
+    assert {"loss/train", "accuracy/test", "accuracy/train", "lr"} <= set(acc.Tags()["scalars"])
+    forward = {n.name for n in acc.Graph().node}
+    assert "Sequential/Linear[0]/addmm" in forward and "Sequential/ReLU[1]/relu" in forward
+    assert "backward" in acc.Tags()["tensors"]          # the autograd graph, under its own tag
+
+
 def test_cuda_request_without_cuda(capsys):
     if train.cuda_available():
         pytest.skip("CUDA is available here")
