@@ -71,7 +71,9 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
     check_nan = anomaly.is_anomaly_check_nan_enabled()
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph
-    nxt = None  # a node that became ready while nothing else was: it runs next, off the heap
+    # a node that became ready while nothing else was runs next, off the heap; when its gradient
+    # came whole from one edge it is handed over directly (``handed``), not through ``buffers``
+    nxt = handed = None
     pop, get, AG = buffers.pop, buffers.get, AccumulateGrad
     try:
         while nxt is not None or heap:
@@ -79,7 +81,10 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                 n, nxt = nxt, None
             else:
                 n = heappop(heap)[1]
-            grads = pop(n, None)
+            if handed is not None:
+                grads, handed = handed, None
+            else:
+                grads = pop(n, None)
             if grads is None:
                 grads = [None] * n.n_outputs
             if n._extra is not None or n.__class__ is AG:
@@ -112,6 +117,9 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                 if g is not None:
                     buf = get(c)
                     if buf is None:
+                        if deps[c] == 1 and nxt is None and not heap and c.n_outputs == 1:
+                            nxt, handed = c, [g]  # its only edge, and nothing else is ready
+                            continue
                         if c.n_outputs == 1:
                             buffers[c] = [g]
                         else:
@@ -126,6 +134,8 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                         nxt = c
                     else:
                         if nxt is not None:
+                            if handed is not None:
+                                buffers[nxt], handed = handed, None
                             heappush(heap, (-nxt._seq, nxt))
                             nxt = None
                         heappush(heap, (-c._seq, c))
