@@ -96,11 +96,11 @@ def _install():
     T = Tensor
     # arithmetic operators
     # the hottest operators call their op's specialised apply directly
-    T.__add__ = T.__radd__ = direct(pw.AddBackward0, 2)
-    T.__sub__ = direct(pw.SubBackward0, 2)
+    T.__add__ = T.__radd__ = direct(pw.AddBackward0, 2, "__add__")
+    T.__sub__ = direct(pw.SubBackward0, 2, "__sub__")
     T.__rsub__ = lambda s, o: pw.RsubBackward1.apply(s, other=o)
-    T.__mul__ = T.__rmul__ = direct(pw.MulBackward0, 2)
-    T.__truediv__ = direct(pw.DivBackward0, 2)
+    T.__mul__ = T.__rmul__ = direct(pw.MulBackward0, 2, "__mul__")
+    T.__truediv__ = direct(pw.DivBackward0, 2, "__truediv__")
     T.__rtruediv__ = lambda s, o: pw.MulBackward0.apply(pw.ReciprocalBackward0.apply(s), o)
     T.__floordiv__ = lambda s, o: pw.div(s, o, rounding_mode="floor")
     T.__rfloordiv__ = lambda s, o: pw.div(Tensor._make(_backend.xp_of(s._data).asarray(o)), s,

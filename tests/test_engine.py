@@ -1344,3 +1344,12 @@ def test_promoted_result_sends_gradient_back_in_input_dtype():
     y.sum().backward()
     assert y.dtype == np.float32 and x.grad.dtype == np.float32
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_operand_of_the_wrong_type_is_a_type_error():
+    with pytest.raises(TypeError, match="unsupported operand type"):
+        gpugrad.ones(2) * "a"
+    with pytest.raises(RuntimeError, match=re.escape(
+            "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+            "dimension 0")):
+        gpugrad.ones(2) + gpugrad.ones(3)

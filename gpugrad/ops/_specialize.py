@@ -14,9 +14,10 @@ import numpy as np
 MAX_ARITY = 8  # above this (cat/stack of many tensors) the generic path runs
 
 
-def build(cls, n: int, namespace: dict):
+def build(cls, n: int, namespace: dict, direct: bool = False):
     """The specialised ``fast(cls, args, kw)`` for ``cls`` called with ``n`` positional args,
-    or None when the generic path must serve (more inputs, or saves beyond the inputs)."""
+    or None when the generic path must serve (more inputs, or saves beyond the inputs).
+    ``direct``: a plain ``fast(a0, ..., a{n-1})`` for calls without keywords instead."""
     saves = cls.saves
     if n > MAX_ARITY or any(i >= n for i in saves):
         return None
@@ -24,8 +25,12 @@ def build(cls, n: int, namespace: dict):
     w = lines.append
     a = [f"a{i}" for i in range(n)]
     xs = ", ".join(f"x{i}" for i in range(n))
-    w("def fast(cls, args, kw):")
-    w(f"    {', '.join(a)}, = args")
+    if direct:
+        w(f"def fast({', '.join(a)}):")
+        w("    cls, kw = _cls, _no_kw")
+    else:
+        w("def fast(cls, args, kw):")
+        w(f"    {', '.join(a)}, = args")
     w("    rec = _state.enabled")
     w("    need = False")
     w("    first = None")
@@ -38,7 +43,8 @@ def build(cls, n: int, namespace: dict):
         if i:
             w(f"        elif x{i}.__class__ is not first.__class__ or (")
             w(f"                x{i}.__class__ is not ndarray and x{i}.device != first.device):")
-            w(f"            raise _device_error(cls.__name__, _first_tensor(args), a{i})")
+            w(f"            raise _device_error(cls.__name__, _first_tensor(({', '.join(a)},)), "
+              f"a{i})")
         w(f"        if a{i}._rg:")
         w("            need = True")
         w("    else:")
@@ -138,7 +144,7 @@ def build(cls, n: int, namespace: dict):
     w("        anomaly.record(op)")
     w("    return outs")
     source = "\n".join(lines) + "\n"
-    ns = dict(namespace)
+    ns = dict(namespace, _cls=cls, _no_kw={})
     exec(compile(source, f"<gpugrad apply: {cls.__name__}/{n}>", "exec"), ns)
     fast = ns["fast"]
     fast.source = source
@@ -147,17 +153,8 @@ def build(cls, n: int, namespace: dict):
 
 def direct(cls, n: int, namespace: dict, name: str | None = None):
     """A plain function ``f(a0, ..., a{n-1})`` running ``cls.apply`` with those inputs and no
-    keywords, without the classmethod's dispatch (Tensor's operators use these)."""
-    fast = cls._fast.get(n)
-    if fast is None:
-        fast = cls._fast[n] = build(cls, n, namespace)
-    empty = {}
-    if n == 1:
-        f = lambda input: fast(cls, (input,), empty)  # noqa: E731
-    elif n == 2:
-        f = lambda input, other: fast(cls, (input, other), empty)  # noqa: E731
-    else:
-        f = lambda *args: fast(cls, args, empty)  # noqa: E731
+    keywords, without the classmethod's dispatch (Tensor's operators and the hot functions)."""
+    f = build(cls, n, namespace, direct=True)
     f.__name__ = f.__qualname__ = name or cls.__name__
     f.__doc__ = cls.__doc__
     return f

@@ -400,7 +400,13 @@ class WhereBackward0(Op):
 
 
 def broadcast_error(e, arrays):
-    """PyTorch's message for shapes that do not broadcast."""
+    """PyTorch's message for shapes that do not broadcast (or operands of the wrong type)."""
+    odd = [a for a in arrays if not hasattr(a, "dtype") and not isinstance(a, (int, float, bool,
+                                                                                complex))]
+    if odd or isinstance(e, TypeError):
+        kinds = ", ".join(sorted({type(a).__name__ for a in arrays if not hasattr(a, "shape")}
+                                 | {str(a.dtype) for a in arrays if hasattr(a, "dtype")}))
+        return TypeError(f"unsupported operand type(s) for this op: {kinds}")
     shapes = [tuple(a.shape) for a in arrays if hasattr(a, "shape")]
     if len(shapes) >= 2:
         a, b = shapes[0], shapes[1]
