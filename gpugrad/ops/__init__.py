@@ -1,5 +1,8 @@
 """Every differentiable op, one class each (see ``_op.Op``)."""
-from . import activation, index, linalg, loss, pointwise, reduce, shape
+from . import _op, activation, index, linalg, loss, pointwise, reduce, shape
 
 REGISTRY = {cls.__name__: cls for m in (pointwise, activation, reduce, shape, index, linalg, loss)
             for cls in m.OPS}
+
+for _cls in REGISTRY.values():
+    _op.specialise_run(_cls)

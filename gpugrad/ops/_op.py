@@ -330,7 +330,7 @@ class Op(Node):
             gxs = (gxs,)
         meta = self._in_meta
         if meta is not None:
-            gxs = tuple(g if g is None or m is None else _fit(F, g, m) for g, m in zip(gxs, meta))
+            gxs = _fit_all(F, gxs, meta)
         return gxs
 
     def _unpack(self, saved):
@@ -420,6 +420,11 @@ def _in_meta(arrays, y):
     return tuple(meta) if differs else None
 
 
+def _fit_all(F, gxs, meta):
+    """Each input's gradient summed back to its shape and cast to its dtype."""
+    return tuple(g if g is None or m is None else _fit(F, g, m) for g, m in zip(gxs, meta))
+
+
 def _fit(F, g, meta):
     shape, dtype = meta
     if g.shape != shape:
@@ -440,12 +445,21 @@ def _plain(y, rec):
 
 
 _MISSING = object()
+_RUN_NAMESPACE = dict(_generic_run=Op._run, _ns_get=_array_ns.get, _array_ns=array_ns,
+                      _fit_all=_fit_all)
 _NAMESPACE = _specialize.namespace(
     Tensor=Tensor, Version=Version, NO_EDGE=NO_EDGE, xp_of=_backend.xp_of, _state=grad_state,
     _device_error=_device_error, _first_tensor=_first_tensor, out_of_memory=out_of_memory,
     _promote=_promote, _refresh_view=_refresh_view, accumulator_of=accumulator_of, _seq=_seq,
     _as_array=_as_array, _in_meta=_in_meta, anomaly=anomaly, INFERENCE_SAVED=INFERENCE_SAVED,
     _plain=_plain, _make_result=Tensor._make_result)
+
+
+def specialise_run(cls):
+    """Give a single-output op class its generated ``_run`` (see _specialize.build_run)."""
+    if cls.__dict__.get("n_outputs", 1) == 1 and type(cls.n_outputs) is int \
+            and cls.n_outputs == 1:
+        cls._run = _specialize.build_run(cls, _RUN_NAMESPACE)
 
 
 def direct(cls, n, name=None):

@@ -151,6 +151,42 @@ def build(cls, n: int, namespace: dict, direct: bool = False):
     return fast
 
 
+def build_run(cls, namespace: dict):
+    """A specialised ``_run`` for a single-output op: the version checks unrolled over the
+    declared saved values, which are passed to ``backward`` by position (``Op._run`` is the
+    generic version, and still serves ``create_graph``)."""
+    n = len(cls.saves) + bool(cls.saves_output)
+    lines = []
+    w = lines.append
+    w("def _run(self, grads, create_graph):")
+    w("    saved = self._saved")
+    w("    if saved is None:")
+    w("        self._check_saved()")
+    if n:
+        w("    versions = self._versions")
+        w("    if versions is not None:")
+        for k in range(n):
+            w(f"        e = versions[{k}]")
+            w("        if e is not None and e[0].v != e[1]:")
+            w("            self._check_saved()")
+    w("    if create_graph:")
+    w("        return _generic_run(self, grads, True)")
+    w("    g = grads[0]")
+    w("    F = _ns_get(g.__class__) or _array_ns(g)")
+    args = "".join(f", saved[{k}]" for k in range(n))
+    w(f"    gxs = self.backward(F, g{args})")
+    w("    if gxs.__class__ is not tuple:")
+    w("        gxs = (gxs,)")
+    w("    meta = self._in_meta")
+    w("    if meta is not None:")
+    w("        gxs = _fit_all(F, gxs, meta)")
+    w("    return gxs")
+    source = "\n".join(lines) + "\n"
+    ns = dict(namespace)
+    exec(compile(source, f"<gpugrad _run: {cls.__name__}>", "exec"), ns)
+    return ns["_run"]
+
+
 def direct(cls, n: int, namespace: dict, name: str | None = None):
     """A plain function ``f(a0, ..., a{n-1})`` running ``cls.apply`` with those inputs and no
     keywords, without the classmethod's dispatch (Tensor's operators and the hot functions)."""
