@@ -56,10 +56,14 @@ def inplace(t, compute, *args, raw=None):
     if base is None:
         t.grad_fn, t._out_nr, t._rg = node, 0, True
         return t
-    from .ops.index import AsStridedBackward0, ViewCopySlices
+    from .ops.index import AsStridedBackward0, CopySlicesOver, ViewCopySlices
     view_fn = t._meta["view_fn"]
-    new_base = ViewCopySlices.apply(base, out, view_fn=view_fn)
-    base.grad_fn, base._out_nr, base._rg = new_base.grad_fn, 0, True
+    if node.next_functions and node.next_functions[0][0] is t.grad_fn:
+        # the op read the view itself first: wrap it, as PyTorch's CopySlices does
+        base.grad_fn = CopySlicesOver.make(base, node, view_fn)
+    else:  # (fill_/copy_ build on t * 0): record the new value feeding a CopySlices
+        base.grad_fn = ViewCopySlices.apply(base, out, view_fn=view_fn).grad_fn
+    base._out_nr, base._rg = 0, True
     refreshed = AsStridedBackward0.apply(base, view_fn=view_fn)
     t.grad_fn, t._out_nr, t._rg = refreshed.grad_fn, 0, True
     t._meta["vver"] = t._vbox.v

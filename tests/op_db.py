@@ -80,6 +80,20 @@ def _inplace_on_view(x):
     return b, v
 
 
+def _fill_on_view(x, y):
+    """``b[:, 1:].fill_(y)`` on a non-leaf ``b``: the new value feeds a CopySlices of ``b``."""
+    b = x * 1
+    v = b[:, 1:]
+    v.fill_(y)
+    return b, v * 1
+
+
+def _fill_on_view_ref(x, y):
+    b = x.copy()
+    b[:, 1:] = y
+    return b, b[:, 1:]
+
+
 def _inplace_on_view_ref(x):
     b = x.copy()
     b[:, 1:] *= 2
@@ -331,7 +345,9 @@ OP_DB = [
     OpEntry("setitem", _setitem, _setitem_ref, (((2, 3), (2,)), ((2, 3), (1,)), ((2, 3), ())),
             ("CopySlices", "CloneBackward0")),
     OpEntry("inplace_on_view", _inplace_on_view, _inplace_on_view_ref, ROWS,
-            ("ViewCopySlices", "AsStridedBackward0", "MulBackward0")),
+            ("AsStridedBackward0", "MulBackward0")),
+    OpEntry("fill_on_view", _fill_on_view, _fill_on_view_ref, (((2, 3), ()),),
+            ("ViewCopySlices", "AsStridedBackward0")),
     # matrix products
     OpEntry("dot", gpugrad.dot, np.dot, (((3,), (3,)),), ("DotBackward0",)),
     OpEntry("matmul_vv", lambda x, y: x @ y, np.matmul, (((3,), (3,)),), ("DotBackward0",)),

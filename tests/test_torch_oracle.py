@@ -125,12 +125,7 @@ def _run(mod, name, seed=0):
 # PyTorch's CopySlices for an in-place op on a view wraps the op's node (edges: the base, then
 # the op's other inputs); gpugrad records the op on the view as its own node feeding CopySlices.
 # Same gradients, different edges: matching it would mean redesigning in-place-on-view recording.
-STRUCTURE_DIFFERS = {"inplace_view": "CopySlices wraps the in-place op's node in PyTorch"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=STRUCTURE_DIFFERS[n]))
-    if n in STRUCTURE_DIFFERS else n for n in EXPRESSIONS])
+@pytest.mark.parametrize("name", EXPRESSIONS)
 def test_graph_structure_matches_pytorch(name):
     assert _run(gpugrad, name)[1] == _run(torch, name)[1]
 

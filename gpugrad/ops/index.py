@@ -6,7 +6,8 @@ import numpy as np
 
 from .. import _backend
 from ..autograd.grad_mode import state as grad_state
-from ..tensor import Tensor
+from ..autograd.graph import Node, new_node
+from ..tensor import Tensor, _wrap_grad
 from ._op import Op, unbroadcast
 from .shape import _as_view
 
@@ -88,14 +89,19 @@ class AsStridedBackward0(Op):
         return view_fn(base)
 
     def backward(self, F, gy):
-        if not F.fast:  # differentiable: scatter through the view; its backward gathers back
-            xp = _backend.xp_of(gy._data)
-            g = xp.zeros(self.shape, dtype=gy._data.dtype)
-            self.view_fn(g)[...] = gy._data
-            return ViewCopySlices.apply(Tensor._make(g), gy, view_fn=self.view_fn)
+        if not F.fast:
+            return _scatter(gy, self.shape, self.view_fn)
         g = F.zeros(self.shape, dtype=gy.dtype)
         self.view_fn(g)[...] = gy
         return g
+
+
+def _scatter(t, shape, view_fn):
+    """zeros(shape) with ``t`` in the region ``view_fn`` selects, differentiably (its backward
+    gathers the region back)."""
+    z = _backend.xp_of(t._data).zeros(shape, dtype=t._data.dtype)
+    view_fn(z)[...] = t._data
+    return ViewCopySlices.apply(Tensor._make(z), t, view_fn=view_fn)
 
 
 class ViewCopySlices(Op):
@@ -119,6 +125,47 @@ class ViewCopySlices(Op):
 
     def name(self):
         return "torch::autograd::CopySlices"  # as PyTorch names it
+
+
+class CopySlicesOver(Node):
+    """The base after an in-place op on one of its views, wrapping that op's node ``fn`` as
+    PyTorch's CopySlices does: the view's region of the gradient runs through ``fn`` (whose
+    first input was the view), the rest of it flows to the base's previous value."""
+    __slots__ = ("fn", "view_fn")
+    temps = ("fn",)  # _release also frees the wrapped node's saved values
+
+    @classmethod
+    def make(cls, base, fn, view_fn):
+        from ._op import edge
+        n = new_node(cls)
+        n.fn, n.view_fn = fn, view_fn
+        n.next_functions = (edge(base),) + fn.next_functions[1:]
+        return n
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def _run(self, grads, create_graph):
+        if self._saved is None:
+            self._check_saved()
+        g = grads[0]
+        if create_graph:  # differentiable: gather the region, scatter fn's gradient back
+            g = _wrap_grad(g)
+            res = self.fn._run([AsStridedBackward0.apply(g, view_fn=self.view_fn)], True)
+            mask = _backend.xp_of(g._data).ones(g.shape, dtype=g._data.dtype)
+            self.view_fn(mask)[...] = 0
+            gb = g * mask
+            if res[0] is not None:
+                gb = gb + _scatter(res[0], g.shape, self.view_fn)
+            return (gb,) + tuple(res[1:])
+        res = self.fn._run([self.view_fn(g).copy()], False)
+        gb = _backend.xp_of(g).array(g, copy=True)
+        self.view_fn(gb)[...] = 0 if res[0] is None else res[0]
+        return (gb,) + tuple(res[1:])
+
+    def _release(self):
+        self._saved = None
+        self.fn._release()
 
 
 def _normalize_index(index, xp):
