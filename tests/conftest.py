@@ -70,3 +70,20 @@ class SimpleNet(nn.Module):
 
     def forward(self, x):
         return self.fc2(self.relu(self.fc1(x)))
+
+
+def my_relu(mod):
+    """The tutorials' MyReLU custom Function, for gpugrad or (as an oracle) PyTorch."""
+    class MyReLU(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return input.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, = ctx.saved_tensors
+            grad_input = grad_output.clone()
+            grad_input[input < 0] = 0
+            return grad_input
+    return MyReLU

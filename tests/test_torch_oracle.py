@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import my_relu
 
 import gpugrad
 
@@ -39,22 +40,6 @@ def _structure(out, leaves):
     return walk(out.grad_fn)
 
 
-def _myrelu(mod):
-    class MyReLU(mod.autograd.Function):
-        @staticmethod
-        def forward(ctx, input):
-            ctx.save_for_backward(input)
-            return input.clamp(min=0)
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            input, = ctx.saved_tensors
-            grad_input = grad_output.clone()
-            grad_input[input < 0] = 0
-            return grad_input
-    return MyReLU
-
-
 def _control_flow(mod, L):
     b = L["s"] * 2
     while b.norm() < 1000:
@@ -85,7 +70,7 @@ EXPRESSIONS = {
     "seed001_complex": lambda mod, L: (L["x"] + L["w"] + L["s"]) / (L["x"] * L["w"]),
     "seed002_loss": lambda mod, L: mod.mean(mod.pow(L["x"].detach() @ L["w"]
                                                     + L["v"] - L["v"].detach() * 2, 2)),
-    "seed002_myrelu": lambda mod, L: _myrelu(mod).apply(L["x"] @ L["m"] + L["v"]).sum(),
+    "seed002_myrelu": lambda mod, L: my_relu(mod).apply(L["x"] @ L["m"] + L["v"]).sum(),
     "seed003_dot": lambda mod, L: 2 * mod.dot(L["w"], L["w"]),
     "seed003_control_flow": _control_flow,
     "arith": lambda mod, L: (1 - L["x"]) * (2 / L["w"]) - (L["x"] - 1) / 2 + (-L["s"]) ** 3,
