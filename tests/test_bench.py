@@ -59,3 +59,10 @@ def test_crossover_and_targets_from_gpu_figures():
     results[-1]["ratios"] = bench.ratios(results[-1]["impls"])
     [t] = [t for t in bench.check_targets(results) if t["device"] == "cuda" and t["value"]]
     assert t["met"] and t["value"] == 0.5
+
+
+def test_compile_seconds_are_read_from_the_kernel_launcher(monkeypatch):
+    from gpugrad import _cuda_kernels
+    from gpugrad.bench import timing
+    monkeypatch.setattr(_cuda_kernels, "COMPILE_SECONDS", {"relu_bwd": 0.25, "adam_step": 0.5})
+    assert timing._compiled() == 0.75

@@ -22,9 +22,11 @@ def _leaves(mod, rng):
 
 def _structure(out, leaves):
     """The graph as nested tuples: (node name, ((child, output index) | None, ...)); an
-    AccumulateGrad is ('AccumulateGrad', leaf name). Shared nodes get the same ordinal."""
+    AccumulateGrad is ('AccumulateGrad', leaf name). Shared nodes get the same ordinal.
+    Nodes are keyed by id(), so every node walked is kept alive: PyTorch makes a node's Python
+    object on demand, and an id freed by the collector can come back for another node."""
     names = {id(t): k for k, t in leaves.items()}
-    ordinal = {}
+    ordinal, alive = {}, []
 
     def walk(node):
         kind = type(node).__name__
@@ -34,6 +36,7 @@ def _structure(out, leaves):
         if key in ordinal:
             return "shared", ordinal[key]
         ordinal[key] = len(ordinal)
+        alive.append(node)
         return node.name(), tuple(None if n is None else (walk(n), nr)
                                   for n, nr in node.next_functions)
 

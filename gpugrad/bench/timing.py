@@ -77,7 +77,7 @@ FULL = Settings(repeat=41, min_time=0.02, max_case_s=20.0, min_repeat=9)
 
 
 def _compiled() -> float:
-    from . import _cuda_kernels
+    from .. import _cuda_kernels
     return sum(getattr(_cuda_kernels, "COMPILE_SECONDS", {}).values())
 
 
