@@ -180,20 +180,50 @@ def _ref_names(ref) -> tuple[str, ...]:
     return tuple(inspect.signature(ref).parameters)[1:]   # drop xp
 
 
+# How each parameter of an entry is filled: (kind, name, argument index, dtype, has a stride).
+_SCALAR, _INPUT, _INPLACE, _OUTPUT, _N, _COLS, _STRIDE = range(7)
+
+
+@functools.lru_cache(maxsize=None)
+def _plan(kernel, entry: str) -> tuple[tuple, bool]:
+    """The binding of ``entry``'s parameters, worked out once per kernel and entry."""
+    params = entries_of(kernel.source).get(entry)
+    if params is None:
+        raise RuntimeError(f"{kernel.name}: {kernel.source} has no entry {entry}")
+    names = _ref_names(kernel.ref)
+    pnames = {p.name for p in params}
+    slots = []
+    for p in params:
+        dtype = np.dtype(_C_DTYPES[p.ctype]) if p.ctype in _C_DTYPES else None
+        if p.name in names:
+            kind = _SCALAR if not p.pointer else _INPUT if p.const else _INPLACE
+            slots.append((kind, p.name, names.index(p.name), dtype, p.name + "_stride" in pnames))
+        elif p.pointer:
+            slots.append((_OUTPUT, p.name, -1, dtype, False))
+        elif p.name in ("n", "cols"):
+            slots.append((_N if p.name == "n" else _COLS, p.name, -1, None, False))
+        elif p.name.endswith("_stride") and p.name[:-7] in names:
+            slots.append((_STRIDE, p.name, -1, None, False))
+        else:
+            raise RuntimeError(f"{kernel.name}: cannot bind parameter {p.name!r} of {entry}")
+    return tuple(slots), "cols" in pnames
+
+
 def bind(kernel, args, xp):
     """Map a reference call ``kernel.ref(xp, *args)`` onto the kernel entry's parameters.
 
     Returns ``(entry, kernel_args, n, outputs, writeback)``: ``writeback`` lists
     ``(array, contiguous_copy)`` pairs for in-place arguments the kernel could not update
     directly. ``xp`` is the array module (numpy works too, which lets tests check the binding
-    without a GPU).
+    without a GPU). Arrays that already have the entry's dtype, shape and layout pass as they
+    are: this runs once per launch, so the common case makes no array-module calls.
     """
     names = _ref_names(kernel.ref)
     if len(args) != len(names):
         raise TypeError(f"{kernel.name}() takes {len(names)} arguments "
                         f"({', '.join(names)}), got {len(args)}")
-    bound = dict(zip(names, args))
-    first = next((a for a in args if isinstance(a, xp.ndarray)), None)
+    ndarray = xp.ndarray
+    first = next((a for a in args if isinstance(a, ndarray)), None)
     if first is None:
         raise TypeError(f"{kernel.name}: expected at least one array argument")
     ctype = CTYPES.get(first.dtype)
@@ -201,69 +231,74 @@ def bind(kernel, args, xp):
         raise TypeError(f"{kernel.name}: CUDA kernel supports float32 and float64, "
                         f"got {first.dtype}")
     entry = f"{kernel.name}_{ctype}"
-    params = entries_of(kernel.source).get(entry)
-    if params is None:
-        raise RuntimeError(f"{kernel.name}: {kernel.source} has no entry {entry}")
-    pnames = {p.name for p in params}
-    per_row_shape = first.shape[:-1] if "cols" in pnames else first.shape
+    slots, rowwise = _plan(kernel, entry)
+    shape = first.shape
+    row_shape = shape[:-1] if rowwise else shape
 
     values, outputs, writeback = {}, [], []
-    for p in params:
-        if p.name in bound:
-            a = bound[p.name]
-            if not p.pointer:
-                if a is None:   # np.float64(None) would be a silent nan
-                    raise TypeError(f"{kernel.name}: {p.name} must be a number, got None")
-                values[p.name] = _C_DTYPES[p.ctype](a)
-            elif a is None:
-                values[p.name] = np.uint64(0)   # null: the entry documents when it is unused
-            else:
-                values[p.name], values[p.name + "_stride"], copy = _prepare(
-                    xp, kernel, p, a, first.shape, per_row_shape, p.name + "_stride" in pnames)
-                if copy is not None:
-                    writeback.append((a, copy))
-        elif p.pointer:
-            out = xp.empty(first.shape, _C_DTYPES[p.ctype])
+    for kind, name, i, dtype, strided in slots:
+        if kind == _INPUT or kind == _INPLACE:
+            a = args[i]
+            if a is None:
+                values[name] = np.uint64(0)   # null: the entry documents when it is unused
+                continue
+        if kind == _INPUT:
+            want = row_shape if strided or dtype.kind != "f" else shape
+            if (a.__class__ is ndarray and a.dtype == dtype and a.shape == want
+                    and a.flags.c_contiguous):
+                values[name] = a
+                if strided:
+                    values[name + "_stride"] = np.int64(a.size != 1)
+                continue
+            values[name], stride = _prepare(xp, kernel, name, a, dtype, shape, row_shape,
+                                            strided)
+            if strided:
+                values[name + "_stride"] = np.int64(stride)
+        elif kind == _SCALAR:
+            a = args[i]
+            if a is None:   # np.float64(None) would be a silent nan
+                raise TypeError(f"{kernel.name}: {name} must be a number, got None")
+            values[name] = dtype.type(a)
+        elif kind == _INPLACE:
+            if a.shape != shape:
+                raise ValueError(f"{kernel.name}: {name} has shape {a.shape}, expected {shape}")
+            if a.dtype == dtype and a.flags.c_contiguous:
+                values[name] = a
+            else:   # the kernel updates a contiguous copy, written back after the launch
+                values[name] = copy = xp.ascontiguousarray(a, dtype=dtype)
+                writeback.append((a, copy))
+        elif kind == _OUTPUT:
+            values[name] = out = xp.empty(shape, dtype)
             outputs.append(out)
-            values[p.name] = out
     values["n"] = np.int64(first.size)
-    values["cols"] = np.int64(first.shape[-1] if first.ndim else 1)
-    try:
-        kernel_args = tuple(
-            np.int64(values[p.name]) if p.name.endswith("_stride") else values[p.name]
-            for p in params)
-    except KeyError as e:
-        raise RuntimeError(f"{kernel.name}: cannot bind parameter {e} of {entry}") from None
+    values["cols"] = np.int64(shape[-1] if shape else 1)
+    kernel_args = tuple(values[name] for _, name, _, _, _ in slots)
     return entry, kernel_args, first.size, outputs, writeback
 
 
-def _prepare(xp, kernel, p, a, shape, per_row_shape, strided):
-    """(contiguous array for pointer parameter ``p``, its stride, copy to write back or None)."""
-    dtype = np.dtype(_C_DTYPES[p.ctype])
-    if not p.const:   # updated in place: the caller's array must see the result
-        if a.shape != shape:
-            raise ValueError(f"{kernel.name}: {p.name} has shape {a.shape}, expected {shape}")
-        if a.dtype == dtype and a.flags.c_contiguous:
-            return a, 1, None
-        copy = xp.ascontiguousarray(a, dtype=dtype)
-        return copy, 1, copy
+def _prepare(xp, kernel, name, a, dtype, shape, row_shape, strided):
+    """(contiguous array of ``dtype`` for input ``name``, its stride) when ``a`` does not
+    already fit: a scalar or a broadcast of one value is passed once, with stride 0."""
     a = xp.asarray(a)
     if strided:
-        if a.size == 1:
-            return xp.ascontiguousarray(a.reshape(1), dtype=dtype), 0, None
-        return xp.ascontiguousarray(xp.broadcast_to(a, per_row_shape), dtype=dtype), 1, None
+        if a.size == 1 or (a.ndim and not any(a.strides)):   # one value, perhaps expanded
+            return xp.ascontiguousarray(a[(0,) * a.ndim].reshape(1), dtype=dtype), 0
+        return xp.ascontiguousarray(xp.broadcast_to(a, row_shape), dtype=dtype), 1
     if dtype.kind != "f":   # index arrays (targets) keep their own shape
-        if a.shape != per_row_shape:
+        if a.shape != row_shape:
             raise ValueError(
-                f"{kernel.name}: {p.name} has shape {a.shape}, expected {per_row_shape}")
-        return xp.ascontiguousarray(a, dtype=dtype), 1, None
-    return xp.ascontiguousarray(xp.broadcast_to(a, shape), dtype=dtype), 1, None
+                f"{kernel.name}: {name} has shape {a.shape}, expected {row_shape}")
+        return xp.ascontiguousarray(a, dtype=dtype), 1
+    return xp.ascontiguousarray(xp.broadcast_to(a, shape), dtype=dtype), 1
 
 
 def launch(kernel, args):
     """Run ``kernel`` on CuPy arrays; returns what ``kernel.ref`` returns (None when in place)."""
     cp = _backend.cupy_module()
-    device = next(a for a in args if isinstance(a, cp.ndarray)).device
+    first = next(a for a in args if isinstance(a, cp.ndarray))
+    if first.dtype not in CTYPES:   # float16 and the like: the reference, run by CuPy
+        return kernel.ref(cp, *args)
+    device = first.device
     with device:
         entry, kernel_args, n, outputs, writeback = bind(kernel, args, cp)
         fn = _function(kernel, entry, device.id)

@@ -61,6 +61,13 @@ def kernel(source: str, outputs: int = 1, inplace: tuple = ()):
     return wrap
 
 
+# -- activation forward --------------------------------------------------------------------------
+@kernel("sigmoid.cu")
+def sigmoid(xp, x):
+    """y = 1 / (1 + exp(-x)) = 0.5 tanh(x / 2) + 0.5   (the tanh form cannot overflow)"""
+    return 0.5 * xp.tanh(0.5 * x) + 0.5
+
+
 # -- activation backward -------------------------------------------------------------------------
 @kernel("relu_bwd.cu")
 def relu_bwd(xp, y, gy):

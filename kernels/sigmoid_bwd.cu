@@ -1,23 +1,25 @@
 // gx = gy * y * (1 - y)   reference: gpugrad/kernels.py sigmoid_bwd
 // y is the saved output sigmoid(x); arrays contiguous, n elements.
+// gy_stride: 1 when gy holds one value per element, 0 when it holds one value for all
+// (the gradient of a sum, expanded without a copy).
 
 template <typename T>
 __device__ __forceinline__ void sigmoid_bwd(const T* __restrict__ y, const T* __restrict__ gy,
-                                            T* __restrict__ gx, long long n) {
+                                            T* __restrict__ gx, long long gy_stride, long long n) {
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     const T yi = y[i];
-    gx[i] = gy[i] * yi * (T(1) - yi);
+    gx[i] = gy[i * gy_stride] * yi * (T(1) - yi);
   }
 }
 
 // Unmangled entry points, one per dtype; gpugrad/_cuda_kernels.py binds arguments by name.
 extern "C" __global__ void sigmoid_bwd_float(const float* y, const float* gy, float* gx,
-                                             long long n) {
-  sigmoid_bwd(y, gy, gx, n);
+                                             long long gy_stride, long long n) {
+  sigmoid_bwd(y, gy, gx, gy_stride, n);
 }
 
 extern "C" __global__ void sigmoid_bwd_double(const double* y, const double* gy, double* gx,
-                                              long long n) {
-  sigmoid_bwd(y, gy, gx, n);
+                                              long long gy_stride, long long n) {
+  sigmoid_bwd(y, gy, gx, gy_stride, n);
 }

@@ -11,9 +11,17 @@ __device__ __forceinline__ void softmax_xent_bwd(const T* __restrict__ logp,
                                                  double scale, long long gy_stride,
                                                  long long cols, long long n) {
   const T s = T(scale);
+  // NOTE: a 64-bit integer division per element would make this kernel compute-bound; the
+  // row comes from a double multiply instead (exact to +-1 for i < 2^53), then corrected.
+  const double inv_cols = 1.0 / double(cols);
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const long long row = i / cols;
+    long long row = (long long)(double(i) * inv_cols);
+    if (row * cols > i) {
+      --row;
+    } else if ((row + 1) * cols <= i) {
+      ++row;
+    }
     const long long t = target[row];
     if (t < 0) {
       gx[i] = T(0);

@@ -1,23 +1,25 @@
 // gx = gy * (1 - y * y)   reference: gpugrad/kernels.py tanh_bwd
 // y is the saved output tanh(x); arrays contiguous, n elements.
+// gy_stride: 1 when gy holds one value per element, 0 when it holds one value for all
+// (the gradient of a sum, expanded without a copy).
 
 template <typename T>
 __device__ __forceinline__ void tanh_bwd(const T* __restrict__ y, const T* __restrict__ gy,
-                                         T* __restrict__ gx, long long n) {
+                                         T* __restrict__ gx, long long gy_stride, long long n) {
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     const T yi = y[i];
-    gx[i] = gy[i] * (T(1) - yi * yi);
+    gx[i] = gy[i * gy_stride] * (T(1) - yi * yi);
   }
 }
 
 // Unmangled entry points, one per dtype; gpugrad/_cuda_kernels.py binds arguments by name.
 extern "C" __global__ void tanh_bwd_float(const float* y, const float* gy, float* gx,
-                                          long long n) {
-  tanh_bwd(y, gy, gx, n);
+                                          long long gy_stride, long long n) {
+  tanh_bwd(y, gy, gx, gy_stride, n);
 }
 
 extern "C" __global__ void tanh_bwd_double(const double* y, const double* gy, double* gx,
-                                           long long n) {
-  tanh_bwd(y, gy, gx, n);
+                                           long long gy_stride, long long n) {
+  tanh_bwd(y, gy, gx, gy_stride, n);
 }

@@ -173,6 +173,13 @@ def _leaky_relu(rng, layout, dtype, run, slope):
     return run(x, gy, slope), [g * np.where(x64 > 0, 1.0, slope)]
 
 
+@case("sigmoid")
+def _sigmoid_forward(rng, layout, dtype, run):
+    x = _uniform(rng, layout, -30.0, 30.0)   # far tails: no overflow, no NaN
+    (xa,), (x64,) = _inputs(layout, dtype, x)
+    return run(xa), [1 / (1 + np.exp(-x64))]
+
+
 @case("sigmoid_bwd", fd=True)
 def _sigmoid(rng, layout, dtype, run):
     x = _uniform(rng, layout)
@@ -475,3 +482,88 @@ def test_optimizer_references_update_large_arrays_in_slices_bit_for_bit(name, ex
     np.testing.assert_array_equal(p, p2)
     for a, b in zip(state, state2):
         np.testing.assert_array_equal(a, b)
+
+
+# -- an upstream gradient that is one value expanded (the gradient of a sum) -----------------
+def _expanded_gradient_cases():
+    """(kernel name, index of its upstream-gradient argument) for entries with a stride for it."""
+    out = []
+    for name, k in sorted(REGISTRY.items()):
+        params = {p.name for p in _cuda_kernels.entries_of(k.source)[f"{name}_float"]}
+        names = _cuda_kernels._ref_names(k.ref)
+        for g in ("gy", "gz"):
+            if g in names and f"{g}_stride" in params and "cols" not in params:
+                out.append((name, names.index(g)))
+    return out
+
+
+EXPANDED = _expanded_gradient_cases()
+
+
+def _expanded_args(name, index, dtype):
+    from gpugrad.bench import kernel_args
+    args = [a.astype(dtype) if isinstance(a, np.ndarray) else a
+            for a in kernel_args(name, "cpu", 1023)]
+    args[index] = np.broadcast_to(np.asarray(0.75, dtype), (1023,))   # strides (0,)
+    return args
+
+
+def test_expanded_gradient_cases_cover_the_elementwise_backward_kernels():
+    assert {n for n, _ in EXPANDED} == {"relu_bwd", "leaky_relu_bwd", "sigmoid_bwd", "tanh_bwd",
+                                        "gelu_bwd", "silu_bwd", "pow_bwd", "mul_bwd", "div_bwd",
+                                        "mse_bwd"}
+
+
+@pytest.mark.parametrize("name, index", EXPANDED, ids=[n for n, _ in EXPANDED])
+def test_expanded_gradient_binds_one_value_without_a_copy(name, index):
+    k = REGISTRY[name]
+    args = _expanded_args(name, index, np.float32)
+    _, kargs, n, _, _ = _cuda_kernels.bind(k, args, np)
+    params = [p.name for p in _cuda_kernels.entries_of(k.source)[f"{name}_float"]]
+    g = _cuda_kernels._ref_names(k.ref)[index]
+    values = dict(zip(params, kargs))
+    assert n == 1023 and values[f"{g}_stride"] == 0 and values[g].shape == (1,)
+    assert values[g][0] == np.float32(0.75)
+
+
+@pytest.mark.gpu
+@_dtype_params
+@pytest.mark.parametrize("name, index", EXPANDED, ids=[n for n, _ in EXPANDED])
+def test_expanded_gradient_matches_reference_on_gpu(cupy, name, index, dtype):
+    k = REGISTRY[name]
+    args = _expanded_args(name, index, dtype)
+    want = _results(k, args, k.ref(np, *args))
+    dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    dev[index] = cupy.broadcast_to(cupy.asarray(0.75, dtype), (1023,))
+    got = [cupy.asnumpy(r) for r in _results(k, dev, k(*dev))]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, **GPU_TOL[dtype])
+
+
+@pytest.mark.gpu
+def test_half_precision_runs_the_reference_through_cupy(cupy):
+    # the .cu entries are float/double; other dtypes run the (array-module generic) reference
+    x = np.linspace(-4, 4, 9, dtype=np.float16)
+    y = REGISTRY["sigmoid"](cupy.asarray(x))
+    assert isinstance(y, cupy.ndarray) and y.dtype == np.float16
+    np.testing.assert_allclose(cupy.asnumpy(y), 1 / (1 + np.exp(-x.astype(np.float64))),
+                               rtol=2e-3, atol=2e-3)
+    gx = REGISTRY["relu_bwd"](cupy.asarray(np.maximum(x, 0)), cupy.ones(9, np.float16))
+    np.testing.assert_array_equal(cupy.asnumpy(gx), (x > 0).astype(np.float16))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cols", [1, 2, 3, 7, 10, 1000, 4097])
+def test_softmax_xent_rows_found_without_division_on_gpu(cupy, cols):
+    # the kernel finds each element's row by a double multiply and a correction: check every
+    # row boundary for column counts that are odd, prime, powers of two and large
+    rng = np.random.default_rng(cols)
+    rows = max(1, 300_000 // cols)
+    z = rng.standard_normal((rows, cols))
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    target = rng.integers(-1, cols, rows)            # -1: an ignored row
+    gy = rng.standard_normal(rows)
+    k = REGISTRY["softmax_xent_bwd"]
+    want = k.ref(np, logp, target, gy, 0.5)
+    got = k(cupy.asarray(logp), cupy.asarray(target), cupy.asarray(gy), 0.5)
+    np.testing.assert_allclose(cupy.asnumpy(got), want, **GPU_TOL[np.float64])

@@ -307,6 +307,7 @@ def kernel_args(name, device, n):
         logp = z - xp.log(xp.exp(z).sum(axis=1, keepdims=True))
         return logp, _labels(device, n // C, C), one, C / n
     recipes = {
+        "sigmoid": lambda: (r(1),),
         "relu_bwd": lambda: (r(1), r(2)),
         "leaky_relu_bwd": lambda: (r(1), r(2), 0.01),
         "sigmoid_bwd": lambda: (r(1, 0.0, 1.0), r(2)),
