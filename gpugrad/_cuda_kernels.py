@@ -11,7 +11,9 @@ description of a kernel's calling convention:
 - a pointer the reference does not name is an output, allocated like the first array argument;
 - ``n`` is the element count of the first array argument, ``cols`` its last dimension;
 - ``<arg>_stride`` is 0 when ``<arg>`` holds one value (read by every element, no broadcast copy)
-  and 1 when it holds one value per element (per row when the entry takes ``cols``).
+  and 1 when it holds one value per element (per row when the entry takes ``cols``);
+- in an entry that takes ``cols`` (a row-wise kernel over ``(rows, cols)``), an output named
+  ``<name>_row`` holds one value per row, and an input named ``<name>_col`` one per column.
 """
 from __future__ import annotations
 
@@ -180,8 +182,9 @@ def _ref_names(ref) -> tuple[str, ...]:
     return tuple(inspect.signature(ref).parameters)[1:]   # drop xp
 
 
-# How each parameter of an entry is filled: (kind, name, argument index, dtype, has a stride).
+# How each parameter of an entry is filled: (kind, name, argument index, dtype, layout).
 _SCALAR, _INPUT, _INPLACE, _OUTPUT, _N, _COLS, _STRIDE = range(7)
+_FULL, _STRIDED, _ROW, _COL = range(4)   # layouts: like the first array, per row, per column
 
 
 @functools.lru_cache(maxsize=None)
@@ -192,21 +195,25 @@ def _plan(kernel, entry: str) -> tuple[tuple, bool]:
         raise RuntimeError(f"{kernel.name}: {kernel.source} has no entry {entry}")
     names = _ref_names(kernel.ref)
     pnames = {p.name for p in params}
+    rowwise = "cols" in pnames
     slots = []
     for p in params:
         dtype = np.dtype(_C_DTYPES[p.ctype]) if p.ctype in _C_DTYPES else None
+        layout = (_STRIDED if p.name + "_stride" in pnames
+                  else _ROW if rowwise and (p.name.endswith("_row") or dtype.kind != "f")
+                  else _COL if rowwise and p.name.endswith("_col") else _FULL) if dtype else None
         if p.name in names:
             kind = _SCALAR if not p.pointer else _INPUT if p.const else _INPLACE
-            slots.append((kind, p.name, names.index(p.name), dtype, p.name + "_stride" in pnames))
+            slots.append((kind, p.name, names.index(p.name), dtype, layout))
         elif p.pointer:
-            slots.append((_OUTPUT, p.name, -1, dtype, False))
+            slots.append((_OUTPUT, p.name, -1, dtype, layout))
         elif p.name in ("n", "cols"):
-            slots.append((_N if p.name == "n" else _COLS, p.name, -1, None, False))
+            slots.append((_N if p.name == "n" else _COLS, p.name, -1, None, None))
         elif p.name.endswith("_stride") and p.name[:-7] in names:
-            slots.append((_STRIDE, p.name, -1, None, False))
+            slots.append((_STRIDE, p.name, -1, None, None))
         else:
             raise RuntimeError(f"{kernel.name}: cannot bind parameter {p.name!r} of {entry}")
-    return tuple(slots), "cols" in pnames
+    return tuple(slots), rowwise
 
 
 def bind(kernel, args, xp):
@@ -236,23 +243,23 @@ def bind(kernel, args, xp):
     row_shape = shape[:-1] if rowwise else shape
 
     values, outputs, writeback = {}, [], []
-    for kind, name, i, dtype, strided in slots:
+    for kind, name, i, dtype, layout in slots:
         if kind == _INPUT or kind == _INPLACE:
             a = args[i]
             if a is None:
                 values[name] = np.uint64(0)   # null: the entry documents when it is unused
                 continue
         if kind == _INPUT:
-            want = row_shape if strided or dtype.kind != "f" else shape
+            want = (shape if layout == _FULL else shape[-1:] if layout == _COL
+                    else row_shape)
             if (a.__class__ is ndarray and a.dtype == dtype and a.shape == want
                     and a.flags.c_contiguous):
                 values[name] = a
-                if strided:
+                if layout == _STRIDED:
                     values[name + "_stride"] = np.int64(a.size != 1)
                 continue
-            values[name], stride = _prepare(xp, kernel, name, a, dtype, shape, row_shape,
-                                            strided)
-            if strided:
+            values[name], stride = _prepare(xp, kernel, name, a, dtype, want, layout)
+            if layout == _STRIDED:
                 values[name + "_stride"] = np.int64(stride)
         elif kind == _SCALAR:
             a = args[i]
@@ -268,7 +275,7 @@ def bind(kernel, args, xp):
                 values[name] = copy = xp.ascontiguousarray(a, dtype=dtype)
                 writeback.append((a, copy))
         elif kind == _OUTPUT:
-            values[name] = out = xp.empty(shape, dtype)
+            values[name] = out = xp.empty(row_shape if layout == _ROW else shape, dtype)
             outputs.append(out)
     values["n"] = np.int64(first.size)
     values["cols"] = np.int64(shape[-1] if shape else 1)
@@ -276,20 +283,19 @@ def bind(kernel, args, xp):
     return entry, kernel_args, first.size, outputs, writeback
 
 
-def _prepare(xp, kernel, name, a, dtype, shape, row_shape, strided):
-    """(contiguous array of ``dtype`` for input ``name``, its stride) when ``a`` does not
-    already fit: a scalar or a broadcast of one value is passed once, with stride 0."""
+def _prepare(xp, kernel, name, a, dtype, want, layout):
+    """(contiguous array of ``dtype`` and shape ``want`` for input ``name``, its stride) when
+    ``a`` does not already fit: a scalar or a broadcast of one value is passed once, stride 0."""
     a = xp.asarray(a)
-    if strided:
+    if layout == _STRIDED:
         if a.size == 1 or (a.ndim and not any(a.strides)):   # one value, perhaps expanded
             return xp.ascontiguousarray(a[(0,) * a.ndim].reshape(1), dtype=dtype), 0
-        return xp.ascontiguousarray(xp.broadcast_to(a, row_shape), dtype=dtype), 1
-    if dtype.kind != "f":   # index arrays (targets) keep their own shape
-        if a.shape != row_shape:
-            raise ValueError(
-                f"{kernel.name}: {name} has shape {a.shape}, expected {row_shape}")
+        return xp.ascontiguousarray(xp.broadcast_to(a, want), dtype=dtype), 1
+    if dtype.kind != "f" or layout == _COL:   # targets, per-column vectors: their own shape
+        if a.shape != want:
+            raise ValueError(f"{kernel.name}: {name} has shape {a.shape}, expected {want}")
         return xp.ascontiguousarray(a, dtype=dtype), 1
-    return xp.ascontiguousarray(xp.broadcast_to(a, shape), dtype=dtype), 1
+    return xp.ascontiguousarray(xp.broadcast_to(a, want), dtype=dtype), 1
 
 
 def launch(kernel, args):

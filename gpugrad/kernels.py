@@ -170,6 +170,31 @@ def softmax_xent_bwd(xp, logp, target, gy, scale):
     return g
 
 
+@kernel("log_softmax.cu")
+def log_softmax(xp, x):
+    """y = (x - m) - log(sum(exp(x - m))) over the last axis, m its max"""
+    z = x - x.max(axis=-1, keepdims=True)
+    return z - xp.log(xp.exp(z).sum(axis=-1, keepdims=True))
+
+
+@kernel("log_softmax_bwd.cu")
+def log_softmax_bwd(xp, y, gy):
+    """gx = gy - exp(y) * sum(gy) over the last axis   (y = log_softmax(x))"""
+    return gy - xp.exp(y) * gy.sum(axis=-1, keepdims=True)
+
+
+@kernel("nll_fwd.cu", outputs=2)
+def nll_fwd(xp, x, target, weight_col, ignore_index):
+    """loss_row[i] = -w_i * x[i, target[i]],  w_row[i] = w_i: 0 where target[i] == ignore_index,
+    else weight_col[target[i]] (1 without weights). x: (rows, cols); the caller checks targets
+    (out of range, the kernel gives NaN). The CPU loss skips the weights when none apply."""
+    valid = target != ignore_index
+    cols = xp.where(valid, target, 0)
+    w = valid.astype(x.dtype) if weight_col is None else weight_col[cols] * valid
+    picked = x[xp.arange(x.shape[0]), cols]
+    return xp.where(valid, -(w * picked), 0).astype(x.dtype), w
+
+
 # -- accumulation and optimizer steps (in place) -------------------------------------------------
 @kernel("accumulate_grad.cu", outputs=0, inplace=(0,))
 def accumulate_grad(xp, dst, src):

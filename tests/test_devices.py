@@ -136,3 +136,47 @@ def test_training_on_cuda_matches_cpu_accuracy(tmp_path):
     # same data, seed and schedule; the float32 reductions differ in order, not in outcome
     assert abs(gpu["test_accuracy"] - cpu["test_accuracy"]) <= 0.02
     assert gpu["test_accuracy"] >= 0.95
+
+
+def _cross_entropy_both(device, x, t, **kw):
+    """(loss, grad) of cross_entropy on ``device`` as numpy."""
+    xt = gpugrad.tensor(x, device=device, requires_grad=True)
+    loss = gpugrad.nn.functional.cross_entropy(xt, gpugrad.tensor(t, device=device), **kw)
+    loss.sum().backward()
+    return loss.detach().cpu().numpy(), xt.grad.cpu().numpy()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(7, 5), (3, 5, 4)], ids=["rows", "spatial"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_cross_entropy_on_cuda_matches_cpu(reduction, shape, weighted):
+    # the GPU runs log_softmax, its backward and the NLL rows as kernels, and the NLL gradient
+    # as a one-hot select: same values, same +0 off the targets, ignored rows included
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape)
+    t = rng.integers(0, shape[1], (shape[0],) + shape[2:])
+    t.reshape(-1)[::3] = -100
+    kw = dict(reduction=reduction)
+    if weighted:
+        kw["weight"] = rng.uniform(0.5, 2.0, shape[1])
+    cpu = _cross_entropy_both("cpu", x, t, **{**kw, **(
+        {"weight": gpugrad.tensor(kw["weight"])} if weighted else {})})
+    gpu = _cross_entropy_both("cuda", x, t, **{**kw, **(
+        {"weight": gpugrad.tensor(kw["weight"], device="cuda")} if weighted else {})})
+    for c, g in zip(cpu, gpu):
+        np.testing.assert_allclose(g, c, rtol=1e-12, atol=1e-12)
+    assert not np.signbit(gpu[1][gpu[1] == 0]).any()
+
+
+@pytest.mark.gpu
+def test_cross_entropy_target_out_of_range_is_nan_on_cuda_and_an_error_on_cpu():
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    x, t = np.zeros((2, 3)), np.array([0, 3])
+    with pytest.raises(IndexError, match="Target 3 is out of bounds."):
+        _cross_entropy_both("cpu", x, t)
+    loss, _ = _cross_entropy_both("cuda", x, t)
+    assert np.isnan(loss)   # checking on the device would cost a sync every step

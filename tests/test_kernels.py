@@ -272,6 +272,53 @@ def _softmax_xent(rng, layout, dtype, run):
     return run(logp, _arr(target, np.int64, layout), gy, scale), [expected]
 
 
+def _log_softmax64(z):
+    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+@case("log_softmax")
+def _log_softmax(rng, layout, dtype, run):
+    n, c = ROW_SHAPES[layout]
+    z = rng.uniform(-3, 3, (n, c))
+    z[2::5] += 80.0   # large logits: the max is taken out before exp
+    (za,), (z64,) = _inputs(layout, dtype, z)
+    return run(za), [_log_softmax64(z64)]   # exp(83) is finite in float64: no max needed
+
+
+@case("log_softmax_bwd", fd=True)
+def _log_softmax_bwd(rng, layout, dtype, run):
+    n, c = ROW_SHAPES[layout]
+    z, g = rng.uniform(-3, 3, (n, c)), rng.uniform(-1, 1, (n, c))
+    # Rows are independent: one column perturbed in every row at once is a per-row FD of
+    # sum_j g_j * log_softmax(z)_j.
+    expected = np.zeros((n, c))
+    for j in range(c):
+        e = np.zeros((n, c))
+        e[:, j] = 1e-6
+        expected[:, j] = ((g * (_log_softmax64(z + e) - _log_softmax64(z - e))).sum(axis=1)
+                          / 2e-6)
+    (y, gy), _ = _inputs(layout, dtype, _log_softmax64(z), g)
+    return run(y, gy), [expected]
+
+
+@case("nll_fwd", weights=False)
+@case("nll_fwd", weights=True)
+def _nll(rng, layout, dtype, run, weights):
+    n, c = ROW_SHAPES[layout]
+    x = rng.uniform(-3, 3, (n, c))
+    target = rng.integers(0, c, n)
+    target[3::4] = -100   # ignored rows
+    w = rng.uniform(0.5, 2.0, c) if weights else None
+    loss, wr = np.zeros(n), np.zeros(n)
+    for i, t in enumerate(target):
+        if t != -100:
+            wr[i] = w[t] if weights else 1.0
+            loss[i] = -wr[i] * x[i, t]
+    (xa,), _ = _inputs(layout, dtype, x)
+    wa = None if w is None else _arr(w, dtype, layout)
+    return run(xa, _arr(target, np.int64, layout), wa, -100), [loss, wr]
+
+
 @case("accumulate_grad", src="same")
 @case("accumulate_grad", src="float64")
 def _accumulate(rng, layout, dtype, run, src):
@@ -384,8 +431,11 @@ def _binding_runner(k):
             elif isinstance(v, np.ndarray):
                 assert v.flags.c_contiguous and v.dtype == _C_DTYPES[p.ctype], p
                 stride = values.get(f"{p.name}_stride")
-                per_row = "cols" in values and (stride is not None or p.ctype == "long long")
-                assert v.size == (1 if stride == 0 else rows if per_row else n), p
+                per_row = "cols" in values and (stride is not None or p.ctype == "long long"
+                                                or p.name.endswith("_row"))
+                per_col = "cols" in values and p.name.endswith("_col")
+                assert v.size == (1 if stride == 0 else rows if per_row
+                                  else int(values["cols"]) if per_col else n), p
             else:
                 assert type(v) is np.uint64 and v == 0, p   # null for an unused buffer
         return ref(*args)

@@ -301,6 +301,14 @@ def kernel_args(name, device, n):
     xp = _xp(device)
     r = functools.partial(_rand, device, (n,))
     one = xp.ones((), dtype=np.float32)
+    if name in ("log_softmax", "log_softmax_bwd", "nll_fwd"):
+        C = min(n, 1000)
+        z = _rand(device, (n // C, C))
+        if name == "log_softmax":
+            return (z,)
+        if name == "nll_fwd":
+            return z, _labels(device, n // C, C), None, -100
+        return z - xp.log(xp.exp(z).sum(axis=1, keepdims=True)), _rand(device, (n // C, C), 2)
     if name == "softmax_xent_bwd":
         C = min(n, 1000)
         z = _rand(device, (n // C, C))

@@ -58,14 +58,24 @@ class NllLossBackward0(Op):
         if x.ndim > 2:  # classes last, one row per element
             x2 = xp.moveaxis(x, 1, -1).reshape(-1, C)
         t = target.reshape(-1)
-        if weight is None and xp is np and not (t == ignore_index).any():
+        if xp is not np:   # the GPU: one kernel for the per-row terms, no bounds check (a sync)
+            loss, w = kernels.nll_fwd(x2, t, weight, ignore_index)
+            if reduction == "mean":
+                total = w.sum()
+                loss, coef = loss.sum() / total, w / -total
+            else:
+                loss = loss.sum() if reduction == "sum" else loss.reshape(target.shape)
+                coef = -w
+            self.cols, self.coef = t, coef   # coef is 0 on ignored rows: t is never used there
+            self.shape, self.reduction = x.shape, reduction
+            return loss
+        if weight is None and not (t == ignore_index).any():
             cols, w = t, None   # the common case, cheaper: every row counts once
         else:
             valid = t != ignore_index
             cols = xp.where(valid, t, 0)
             w = valid.astype(x.dtype) if weight is None else weight[cols] * valid
-        # NOTE: on CuPy the bounds check would cost a device sync per step; it is skipped there
-        if xp is np and cols.size and (cols.min() < 0 or cols.max() >= C):
+        if cols.size and (cols.min() < 0 or cols.max() >= C):
             raise IndexError(f"Target {t[(t != ignore_index) & ((t < 0) | (t >= C))][0]} is "
                              "out of bounds.")
         picked = x2[xp.arange(x2.shape[0]), cols]
@@ -91,11 +101,15 @@ class NllLossBackward0(Op):
         g = (F.reshape(gy, (-1,)) if self.reduction == "none" else gy) * self.coef
         shape, cols = self.shape, self.cols
         C = shape[0] if len(shape) == 1 else shape[1]
-        rows = xp_of(cols).arange(cols.shape[0])
-        if F.fast:
+        if F.fast and F.xp is not np:   # a one-hot product: no zero fill, no scatter
+            xp = F.xp   # where, not a product: the other entries are +0, as in PyTorch
+            gx = xp.where(xp.arange(C) == cols[:, None], g[:, None], 0)
+        elif F.fast:
+            rows = np.arange(cols.shape[0])
             gx = F.xp.zeros((cols.shape[0], C), dtype=g.dtype)
             gx[rows, cols] = g   # one write per row: nothing to accumulate
         else:
+            rows = xp_of(cols).arange(cols.shape[0])
             g = F.broadcast_to(g, cols.shape)
             gx = F.index_add((cols.shape[0], C), (rows, cols), g)
         if len(shape) == 1:
