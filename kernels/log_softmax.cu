@@ -1,8 +1,19 @@
 // y = log_softmax(x) over each row   reference: gpugrad/kernels.py log_softmax
-// y = (x - m) - log(sum(exp(x - m))) with m the row's max.
-// x: (rows, cols) contiguous, n = rows * cols elements. One warp per row (grid-stride over
-// rows): the row's max and sum are reduced with warp shuffles, so a row costs one launch and
-// three reads of the row instead of the six elementwise and reduction ops of the formula.
+// y = (x - m) - log(sum(exp(x - m))) with m the row's max. x: (rows, cols) contiguous,
+// n = rows * cols elements. One warp per row (grid-stride over rows), reduced with warp
+// shuffles. A row of up to 32 * kRegs values is read once and kept in registers; a longer row
+// is read three times (max, sum, write), the later reads mostly from cache.
+
+constexpr int kRegs = 32;
+
+template <typename T>
+__device__ __forceinline__ T minus_inf();
+template <>
+__device__ __forceinline__ float minus_inf<float>() { return __uint_as_float(0xff800000u); }
+template <>
+__device__ __forceinline__ double minus_inf<double>() {
+  return __longlong_as_double((long long)0xfff0000000000000ULL);
+}
 
 template <typename T>
 __device__ __forceinline__ T warp_max(T v) {
@@ -26,13 +37,43 @@ __device__ __forceinline__ void log_softmax(const T* __restrict__ x, T* __restri
   const long long rows = n / cols;   // the launcher skips n == 0, so cols > 0
   const int lane = threadIdx.x & 31;
   const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   // every lane of a warp takes the same rows, so the shuffles see all 32 lanes
-  for (long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < rows;
-       r += warps) {
+  if (cols <= 32 * kRegs) {
+    for (long long r = first; r < rows; r += warps) {
+      const T* xr = x + r * cols;
+      T v[kRegs];
+      T m = minus_inf<T>();
+#pragma unroll
+      for (int k = 0; k < kRegs; ++k) {
+        if (32LL * k >= cols) break;   // the same for the whole warp
+        const long long j = lane + 32LL * k;
+        v[k] = j < cols ? xr[j] : minus_inf<T>();
+        m = max(m, v[k]);
+      }
+      m = warp_max(m);
+      T s = T(0);
+#pragma unroll
+      for (int k = 0; k < kRegs; ++k) {
+        if (32LL * k >= cols) break;
+        if (lane + 32LL * k < cols) s += exp(v[k] - m);
+      }
+      const T log_s = log(warp_sum(s));
+      T* yr = y + r * cols;
+#pragma unroll
+      for (int k = 0; k < kRegs; ++k) {
+        if (32LL * k >= cols) break;
+        const long long j = lane + 32LL * k;
+        if (j < cols) yr[j] = (v[k] - m) - log_s;
+      }
+    }
+    return;
+  }
+  for (long long r = first; r < rows; r += warps) {
     const T* xr = x + r * cols;
     T* yr = y + r * cols;
-    T m = xr[lane < cols ? lane : 0];
-    for (long long j = lane + 32; j < cols; j += 32) m = max(m, xr[j]);
+    T m = minus_inf<T>();
+    for (long long j = lane; j < cols; j += 32) m = max(m, xr[j]);
     m = warp_max(m);
     T s = T(0);
     for (long long j = lane; j < cols; j += 32) s += exp(xr[j] - m);

@@ -602,18 +602,29 @@ def test_half_precision_runs_the_reference_through_cupy(cupy):
     np.testing.assert_array_equal(cupy.asnumpy(gx), (x > 0).astype(np.float16))
 
 
+ROW_KERNELS = ("softmax_xent_bwd", "log_softmax", "log_softmax_bwd", "nll_fwd")
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("cols", [1, 2, 3, 7, 10, 1000, 4097])
-def test_softmax_xent_rows_found_without_division_on_gpu(cupy, cols):
-    # the kernel finds each element's row by a double multiply and a correction: check every
-    # row boundary for column counts that are odd, prime, powers of two and large
+@_dtype_params
+@pytest.mark.parametrize("cols", [1, 2, 3, 7, 10, 31, 32, 33, 1000, 1024, 1025, 4097])
+@pytest.mark.parametrize("name", ROW_KERNELS)
+def test_row_kernels_at_every_row_length_on_gpu(cupy, name, cols, dtype):
+    # Row-wise kernels switch strategy with the row length (one thread per element or per row,
+    # one warp per row, the row in registers up to 1024 values, several passes beyond): check
+    # every row boundary at lengths around each switch.
     rng = np.random.default_rng(cols)
-    rows = max(1, 300_000 // cols)
-    z = rng.standard_normal((rows, cols))
-    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    rows = max(1, 200_000 // cols)
+    z = rng.standard_normal((rows, cols)).astype(dtype)
+    logp = (z - np.log(np.exp(z.astype(np.float64)).sum(axis=1, keepdims=True))).astype(dtype)
     target = rng.integers(-1, cols, rows)            # -1: an ignored row
-    gy = rng.standard_normal(rows)
-    k = REGISTRY["softmax_xent_bwd"]
-    want = k.ref(np, logp, target, gy, 0.5)
-    got = k(cupy.asarray(logp), cupy.asarray(target), cupy.asarray(gy), 0.5)
-    np.testing.assert_allclose(cupy.asnumpy(got), want, **GPU_TOL[np.float64])
+    args = {"softmax_xent_bwd": (logp, target, rng.standard_normal(rows).astype(dtype), 0.5),
+            "log_softmax": (z,),
+            "log_softmax_bwd": (logp, rng.standard_normal((rows, cols)).astype(dtype)),
+            "nll_fwd": (z, target, rng.uniform(0.5, 2, cols).astype(dtype), -1)}[name]
+    k = REGISTRY[name]
+    want = _results(k, args, k.ref(np, *args))
+    dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    got = _results(k, dev, k(*dev))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(cupy.asnumpy(g), w, **GPU_TOL[dtype])
