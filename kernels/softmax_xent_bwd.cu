@@ -11,27 +11,8 @@ __device__ __forceinline__ void softmax_xent_bwd(const T* __restrict__ logp,
                                                  double scale, long long gy_stride,
                                                  long long cols, long long n) {
   const T s = T(scale);
-  if (cols >= 32) {   // one warp per row: the row's target and gradient are read once
-    const long long rows = n / cols;
-    const int lane = threadIdx.x & 31;
-    const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-    for (long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < rows;
-         r += warps) {
-      const long long t = target[r];
-      const T g = t < 0 ? T(0) : gy[r * gy_stride] * s;
-      const T* lr = logp + r * cols;
-      T* gr = gx + r * cols;
-      for (long long j = lane; j < cols; j += 32) {
-        T v = t < 0 ? T(0) : exp(lr[j]);
-        if (j == t) v -= T(1);
-        gr[j] = v * g;
-      }
-    }
-    return;
-  }
-  // Short rows: one thread per element. NOTE: a 64-bit integer division per element would make
-  // this compute-bound; the row comes from a double multiply (exact to +-1 for i < 2^53), then
-  // corrected.
+  // NOTE: a 64-bit integer division per element would make this kernel compute-bound; the
+  // row comes from a double multiply instead (exact to +-1 for i < 2^53), then corrected.
   const double inv_cols = 1.0 / double(cols);
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
