@@ -406,6 +406,32 @@ def test_indexing_node_is_named_after_the_last_component(device):
         "IndexBackward0", "IndexBackward0"]
 
 
+def test_basic_index_records_one_view_node_per_component(device):
+    # PyTorch applies x[a, b, ...] left to right, one view op per non-trivial component
+    x = t(np.arange(12.0).reshape(3, 4), device, True)
+
+    def chain(y):
+        names, node = [], y.grad_fn
+        while node.name() != "torch::autograd::AccumulateGrad":
+            names.append(node.name())
+            node = node.next_functions[0][0]
+        return names
+
+    assert chain(x[0, 1:]) == ["SliceBackward0", "SelectBackward0"]
+    assert chain(x[None, 0, 1:, None]) == [
+        "UnsqueezeBackward0", "SliceBackward0", "SelectBackward0", "UnsqueezeBackward0"]
+    assert chain(x[..., None, 1]) == ["SelectBackward0", "UnsqueezeBackward0"]
+    assert chain(x[None]) == ["UnsqueezeBackward0"]
+    assert chain(x[:, 1]) == ["SelectBackward0"]
+    y = x[1:, ::2, None]
+    assert chain(y) == ["UnsqueezeBackward0", "SliceBackward0", "SliceBackward0"]
+    assert y.shape == (2, 2, 1) and to_numpy(y)[:, :, 0].tolist() == [[4.0, 6.0], [8.0, 10.0]]
+    (x[0, 1:] * 2).sum().backward()
+    assert to_numpy(x.grad).tolist() == [[0, 2, 2, 2], [0, 0, 0, 0], [0, 0, 0, 0]]
+    with pytest.raises(IndexError, match=r"^index 5 is out of bounds for dimension 1 with size 4"):
+        x[0, 5]
+
+
 def test_scalar_rsub_has_one_edge(device):
     x = t([1.0], device, True)
     y = 1 - x

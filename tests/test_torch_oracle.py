@@ -88,6 +88,10 @@ EXPRESSIONS = {
     "softmax": lambda mod, L: ((L["x"].softmax(-1) * L["w"]).sum()
                                + L["x"].log_softmax(0).mean()),
     "indexing": lambda mod, L: (L["x"][0] * L["x"][:, 1:].sum() + L["x"][[0, 1, 0]].sum()),
+    # several basic components: one view node per component, left to right
+    "basic_index_chain": lambda mod, L: (
+        L["x"][0, 1:].sum() + L["x"][None, 0, 1:, None].sum() + L["x"][..., None, 1].sum()
+        + L["x"][1:, ::2, None].sum() + L["x"][0, 1] + L["x"][:, 1].sum()),
     "views": lambda mod, L: (L["x"].t().reshape(6) * L["x"].T.reshape(6)).sum()
     + L["x"].view(3, 2).sum(0).sum() + L["x"].unsqueeze(0).permute(2, 0, 1).flatten().sum(),
     "cat_stack": lambda mod, L: ((mod.cat([L["x"], L["x"] * 2], 1) ** 2).sum()

@@ -206,9 +206,41 @@ _FULL = slice(None)
 _INDEX_NODES = {"select": SelectBackward0, "slice": SliceBackward0, "index": IndexBackward0}
 
 
+def _basic_steps(idx, ndim):
+    """A basic index as PyTorch applies it while recording: one view op per component, left to
+    right ('select', dim, i), ('slice', dim, s) or ('unsqueeze', dim); full slices add none."""
+    consuming = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    steps, d = [], 0
+    for i in idx:
+        if i is Ellipsis:
+            d += ndim - consuming
+        elif i is None:
+            steps.append(("unsqueeze", d))
+            d += 1
+        elif isinstance(i, slice):
+            if i != _FULL:
+                steps.append(("slice", d, i))
+            d += 1
+        else:
+            steps.append(("select", d, i))
+    return steps
+
+
 def getitem(x, index):
     xp = _backend.xp_of(x._data)
     idx, kind = _normalize_index(index, xp)
+    if kind != "index" and x._rg and grad_state.enabled and (len(idx) > 1 or idx[0] is None):
+        steps = _basic_steps(idx, x.ndim)
+        if (len(steps) > 1 or steps[0][0] == "unsqueeze") and idx.count(Ellipsis) <= 1:
+            # x[0, 1:] records SliceBackward0 over SelectBackward0, as PyTorch does
+            try:
+                y = x
+                for step in steps:
+                    y = (y.unsqueeze(step[1]) if step[0] == "unsqueeze"
+                         else getitem(y, (_FULL,) * step[1] + (step[2],)))
+                return y
+            except IndexError:
+                pass   # the one-op path raises PyTorch's message, naming x's own dimension
     y = _INDEX_NODES[kind].apply(x, index=idx)
     if kind != "index":
         _as_view(y, x, lambda a: a[idx])
