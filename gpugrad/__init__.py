@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 
 from . import (
     _methods,  # noqa: F401  (attaches op methods and operators to Tensor)
@@ -138,6 +139,11 @@ from .ops.shape import (
     unsqueeze,
 )
 from .tensor import Size, Tensor
+
+# numpy warns about the IEEE special values it returns (log(0), 1/0, overflow in exp); PyTorch
+# returns the same inf and nan silently. Only warnings raised from gpugrad's own modules are
+# filtered: numpy keeps its behaviour in user code. gpugrad.autograd.detect_anomaly finds NaNs.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gpugrad(\.|$)")
 
 __version__ = "0.1.0"
 

@@ -1419,3 +1419,26 @@ def test_cat_of_many_tensors_takes_the_generic_path_and_is_correct():
     parts = [gpugrad.randn(2, dtype=gpugrad.float64, requires_grad=True) for _ in range(10)]
     assert gpugrad.autograd.gradcheck(lambda *p: gpugrad.cat(p) * gpugrad.arange(20.0,
                                       dtype=gpugrad.float64), parts)
+
+
+def test_special_values_are_returned_without_numpy_warnings():
+    # log(0), 1/0 and overflow give inf/nan silently, as in PyTorch; numpy called from user
+    # code keeps warning. A fresh interpreter with every RuntimeWarning an error proves both.
+    import subprocess
+    code = """if True:
+        import numpy as np, gpugrad
+        x = gpugrad.tensor([0.0, 1.0], requires_grad=True)
+        y = gpugrad.log(x)
+        y.sum().backward()
+        q = gpugrad.tensor([1.0, 0.0]) / gpugrad.tensor([0.0, 0.0])
+        e = gpugrad.exp(gpugrad.tensor([1000.0]))
+        print(y.tolist(), x.grad.tolist(), q.tolist(), e.tolist())
+        try:
+            np.log(np.zeros(1))
+        except RuntimeWarning as w:
+            print("user numpy:", w)
+    """
+    out = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", code],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == ["[-inf, 0.0] [inf, 1.0] [inf, nan] [inf]",
+                   "user numpy: divide by zero encountered in log"]
