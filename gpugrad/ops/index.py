@@ -9,7 +9,7 @@ from ..autograd.grad_mode import state as grad_state
 from ..autograd.graph import Node, new_node
 from ..tensor import Tensor, _wrap_grad
 from ._op import Op, unbroadcast
-from .shape import _as_view
+from .shape import AliasBackward0, _as_view, _view_op
 
 
 class SliceBackward0(Op):
@@ -229,6 +229,8 @@ def _basic_steps(idx, ndim):
 def getitem(x, index):
     xp = _backend.xp_of(x._data)
     idx, kind = _normalize_index(index, xp)
+    if kind != "index" and x._rg and grad_state.enabled and idx == (Ellipsis,):
+        return _view_op(AliasBackward0, x, x.shape)   # x[...]: PyTorch's alias
     if kind != "index" and x._rg and grad_state.enabled and (len(idx) > 1 or idx[0] is None):
         steps = _basic_steps(idx, x.ndim)
         if (len(steps) > 1 or steps[0][0] == "unsqueeze") and idx.count(Ellipsis) <= 1:

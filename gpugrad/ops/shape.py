@@ -62,6 +62,16 @@ class SqueezeBackward1(ViewBackward0):
     __slots__ = ()
 
 
+class SqueezeBackward2(ViewBackward0):
+    """y = squeeze(x, dims) with a tuple of dims"""
+    __slots__ = ()
+
+
+class AliasBackward0(ViewBackward0):
+    """y = x[...]: a new view of all of x"""
+    __slots__ = ()
+
+
 class UnsqueezeBackward0(ViewBackward0):
     __slots__ = ()
 
@@ -266,9 +276,10 @@ def squeeze(input, dim=None):
     if dim is None:
         new = tuple(s for s in shape if s != 1)
         return _view_op(SqueezeBackward0, input, new)
-    dims = {d % max(input.ndim, 1) for d in ((dim,) if isinstance(dim, int) else dim)}
+    one = isinstance(dim, int)
+    dims = {d % max(input.ndim, 1) for d in ((dim,) if one else dim)}
     new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
-    return _view_op(SqueezeBackward1, input, new)
+    return _view_op(SqueezeBackward1 if one else SqueezeBackward2, input, new)
 
 
 def unsqueeze(input, dim):
@@ -409,7 +420,7 @@ def unbind(input, dim=0):
     return UnbindBackward0.apply(input, axis=axis)
 
 
-OPS = [ViewBackward0, UnsafeViewBackward0, SqueezeBackward0, SqueezeBackward1,
-       UnsqueezeBackward0, ExpandBackward0, PermuteBackward0, TransposeBackward0, TBackward0,
-       CloneBackward0, ToCopyBackward0, CatBackward0, StackBackward0, SplitBackward0,
+OPS = [ViewBackward0, UnsafeViewBackward0, SqueezeBackward0, SqueezeBackward1, SqueezeBackward2,
+       AliasBackward0, UnsqueezeBackward0, ExpandBackward0, PermuteBackward0, TransposeBackward0,
+       TBackward0, CloneBackward0, ToCopyBackward0, CatBackward0, StackBackward0, SplitBackward0,
        SplitWithSizesBackward0, UnbindBackward0]
