@@ -288,7 +288,7 @@ def _prepare(xp, kernel, name, a, dtype, want, layout):
     ``a`` does not already fit: a scalar or a broadcast of one value is passed once, stride 0."""
     a = xp.asarray(a)
     if layout == _STRIDED:
-        if a.size == 1 or (a.ndim and not any(a.strides)):   # one value, perhaps expanded
+        if a.size == 1 or (a.size and not any(a.strides)):   # one value, perhaps expanded
             return xp.ascontiguousarray(a[(0,) * a.ndim].reshape(1), dtype=dtype), 0
         return xp.ascontiguousarray(xp.broadcast_to(a, want), dtype=dtype), 1
     if dtype.kind != "f" or layout == _COL:   # targets, per-column vectors: their own shape
