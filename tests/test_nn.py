@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 
 import numpy as np
 import pytest
@@ -519,3 +520,60 @@ def test_init_functions():
     assert init.calculate_gain("leaky_relu", 0.2) == math.sqrt(2 / 1.04)
     with pytest.raises(ValueError, match="fewer than 2 dimensions"):
         init.xavier_uniform_(gpugrad.empty(3))
+
+
+# -- gradient clipping ----------------------------------------------------------------------------
+def _params_with_grads(rng, *shapes):
+    ps = [nn.Parameter(f64(rng.standard_normal(s))) for s in shapes]
+    for p in ps:
+        p.grad = f64(rng.standard_normal(p.shape))
+    return ps
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf])
+def test_clip_grad_norm_scales_all_gradients_by_their_joint_norm(rng, norm_type):
+    ps = _params_with_grads(rng, (3, 4), (4,), (2,))
+    before = [p.grad.numpy().copy() for p in ps]
+    flat = np.concatenate([g.ravel() for g in before])
+    want = np.abs(flat).max() if norm_type == math.inf else (np.abs(flat) ** norm_type).sum() ** (
+        1 / norm_type)
+    total = nn.utils.clip_grad_norm_(ps, 0.5, norm_type=norm_type)
+    assert total.item() == pytest.approx(want, rel=1e-12)
+    scale = min(1.0, 0.5 / (want + 1e-6))
+    for p, g in zip(ps, before):
+        np.testing.assert_allclose(p.grad.numpy(), g * scale, rtol=1e-12)
+
+
+def test_clip_grad_norm_leaves_small_gradients_and_takes_one_tensor(rng):
+    p = _params_with_grads(rng, (5,))[0]
+    g = p.grad.numpy().copy()
+    total = nn.utils.clip_grad_norm_(p, 1e6)
+    assert total.item() == pytest.approx(np.linalg.norm(g), rel=1e-12)
+    np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-12)   # scale min(1, ...) is 1
+
+
+def test_clip_grad_norm_without_gradients_is_zero_and_skips_missing_ones(rng):
+    a, b = nn.Parameter(f64([1.0, 2.0])), nn.Parameter(f64([3.0]))
+    assert nn.utils.clip_grad_norm_([a, b], 1.0).item() == 0.0
+    b.grad = f64([4.0])
+    assert nn.utils.clip_grad_norm_([a, b], 1.0).item() == 4.0
+    assert a.grad is None and b.grad.item() == pytest.approx(1.0 / (4.0 + 1e-6) * 4.0)
+
+
+def test_clip_grad_norm_non_finite_error(rng):
+    p = _params_with_grads(rng, (3,))[0]
+    p.grad = f64([1.0, math.inf, 0.0])
+    with pytest.raises(RuntimeError, match=re.escape(
+            "The total norm of order 2.0 for gradients from `parameters` is non-finite, so it "
+            "cannot be clipped. To disable this error and scale the gradients by the non-finite "
+            "norm anyway, set `error_if_nonfinite=False`")):
+        nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
+    assert math.isinf(nn.utils.clip_grad_norm_(p, 1.0).item())   # the default scales anyway
+
+
+def test_clip_grad_value_clamps_in_place(rng):
+    a, b = _params_with_grads(rng, (2, 3), (3,))
+    ga, gb = a.grad.numpy().copy(), b.grad
+    assert nn.utils.clip_grad_value_([a, b], 0.25) is None
+    np.testing.assert_array_equal(a.grad.numpy(), np.clip(ga, -0.25, 0.25))
+    assert b.grad is gb and np.abs(b.grad.numpy()).max() <= 0.25

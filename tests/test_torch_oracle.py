@@ -131,3 +131,18 @@ def test_values_and_gradients_match_pytorch(name):
         assert (grads[k] is None) == (want_grads[k] is None), k
         if want_grads[k] is not None:
             np.testing.assert_allclose(grads[k], want_grads[k], rtol=1e-10, atol=1e-12, err_msg=k)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_grad_norm_matches_pytorch(norm_type):
+    rng = np.random.default_rng(7)
+    grads = [rng.standard_normal(s) for s in ((3, 4), (4,), (1,))]
+    ours = [gpugrad.nn.Parameter(gpugrad.zeros(g.shape, dtype=gpugrad.float64)) for g in grads]
+    theirs = [torch.nn.Parameter(torch.zeros(g.shape, dtype=torch.float64)) for g in grads]
+    for o, t, g in zip(ours, theirs, grads):
+        o.grad, t.grad = gpugrad.tensor(g), torch.tensor(g)
+    a = gpugrad.nn.utils.clip_grad_norm_(ours, 0.3, norm_type)
+    b = torch.nn.utils.clip_grad_norm_(theirs, 0.3, norm_type)
+    assert a.item() == pytest.approx(b.item(), rel=1e-12)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-12)

@@ -1,7 +1,7 @@
 """``gpugrad.nn``: modules, parameters, layers, losses, ``functional`` and ``init``."""
 from __future__ import annotations
 
-from . import functional, init
+from . import functional, init, utils
 from .layers import (
     GELU,
     Dropout,
@@ -25,4 +25,4 @@ from .parameter import Parameter
 __all__ = ["Module", "Parameter", "Linear", "Identity", "Flatten", "ReLU", "LeakyReLU", "GELU",
            "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "Sequential",
            "ModuleList", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
-           "functional", "init"]
+           "functional", "init", "utils"]
