@@ -2,7 +2,7 @@
 ``Function``, grad modes, anomaly detection and gradient checking."""
 from __future__ import annotations
 
-from . import graph
+from . import functional, graph
 from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, set_detect_anomaly
 from .anomaly import is_enabled as is_anomaly_enabled
 from .engine import execute
@@ -21,7 +21,7 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck",
-           "GradcheckError", "graph"]
+           "GradcheckError", "graph", "functional"]
 
 
 def _seq_of(x):
