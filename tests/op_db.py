@@ -56,6 +56,12 @@ def _const(array, like):
     return gpugrad.tensor(array, device=like.device)
 
 
+def _layer_norm_ref(x, k, eps=1e-5):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    d = x - x.mean(axis=axes, keepdims=True)
+    return d / np.sqrt((d ** 2).mean(axis=axes, keepdims=True) + eps)
+
+
 def _where(x, y):
     return gpugrad.where(_const(COND, x), x, y)
 
@@ -369,6 +375,12 @@ OP_DB = [
     OpEntry("addmm", gpugrad.addmm, lambda b, x, w: b + x @ w,
             (((2, 2), (2, 3), (3, 2)), ((2,), (2, 3), (3, 2)), ((), (1, 2), (2, 2))),
             ("AddmmBackward0",)),
+    # normalisation
+    OpEntry("layer_norm", lambda x, w, b: gpugrad.nn.functional.layer_norm(x, (4,), w, b),
+            lambda x, w, b: _layer_norm_ref(x, 1) * w + b,
+            (((2, 3, 4), (4,), (4,)), ((4,), (4,), (4,))), ("NativeLayerNormBackward0",)),
+    OpEntry("layer_norm_2d_no_affine", lambda x: gpugrad.nn.functional.layer_norm(x, (3, 4)),
+            lambda x: _layer_norm_ref(x, 2), (((2, 3, 4),),), ("NativeLayerNormBackward0",)),
     # losses
     OpEntry("mse_loss", loss.mse_loss, lambda x, t: ((x - t) ** 2).mean(),
             (((2, 3), (2, 3)), ((), ())), ("MseLossBackward0",)),

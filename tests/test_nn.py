@@ -577,3 +577,53 @@ def test_clip_grad_value_clamps_in_place(rng):
     assert nn.utils.clip_grad_value_([a, b], 0.25) is None
     np.testing.assert_array_equal(a.grad.numpy(), np.clip(ga, -0.25, 0.25))
     assert b.grad is gb and np.abs(b.grad.numpy()).max() <= 0.25
+
+
+# -- LayerNorm ------------------------------------------------------------------------------------
+def test_layer_norm_module_normalises_the_last_dims(rng):
+    m = nn.LayerNorm((3, 4)).to(gpugrad.float64)
+    assert repr(m) == "LayerNorm((3, 4), eps=1e-05, elementwise_affine=True, bias=True)"
+    assert [n for n, _ in m.named_parameters()] == ["weight", "bias"]
+    assert m.weight.shape == (3, 4) and (m.weight.detach().numpy() == 1).all()
+    with gpugrad.no_grad():
+        m.weight.mul_(2.0)
+        m.bias.add_(0.5)
+    x = rng.standard_normal((2, 3, 4))
+    y = m(f64(x, requires_grad=True))
+    d = x - x.mean(axis=(1, 2), keepdims=True)
+    want = d / np.sqrt((d ** 2).mean(axis=(1, 2), keepdims=True) + 1e-5) * 2.0 + 0.5
+    np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-12)
+    assert y.grad_fn.name() == "NativeLayerNormBackward0"
+    bare = nn.LayerNorm(4, elementwise_affine=False)
+    assert bare.weight is None and bare.bias is None and list(bare.state_dict()) == []
+    assert list(nn.LayerNorm(4, bias=False).state_dict()) == ["weight"]
+
+
+def test_layer_norm_gradients_and_double_backward(rng):
+    x = f64(rng.standard_normal((3, 5)), requires_grad=True)
+    w = f64(rng.standard_normal(5), requires_grad=True)
+    b = f64(rng.standard_normal(5), requires_grad=True)
+
+    def f(x, w, b):
+        return F.layer_norm(x, 5, w, b, eps=1e-3)
+    assert gradcheck(f, (x, w, b)) and gradgradcheck(f, (x, w, b))
+    # the normalised rows have zero mean, so sum over a row of the output's x-gradient is 0
+    y = F.layer_norm(x, 5)
+    (g,) = gpugrad.autograd.grad(y, x, f64(rng.standard_normal((3, 5))))
+    np.testing.assert_allclose(g.numpy().sum(axis=1), 0.0, atol=1e-12)
+
+
+def test_layer_norm_shape_errors():
+    x = gpugrad.zeros(2, 3)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Given normalized_shape=[4], expected input with shape [*, 4], but got input of "
+            "size[2, 3]")):
+        F.layer_norm(x, [4])
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            "[4] and normalized_shape = [3]")):
+        F.layer_norm(x, [3], gpugrad.ones(4))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected bias to be of same shape as normalized_shape, but got bias of shape [4] "
+            "and normalized_shape = [3]")):
+        F.layer_norm(x, [3], None, gpugrad.ones(4))

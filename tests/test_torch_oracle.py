@@ -146,3 +146,18 @@ def test_clip_grad_norm_matches_pytorch(norm_type):
     assert a.item() == pytest.approx(b.item(), rel=1e-12)
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_layer_norm_matches_pytorch():
+    rng = np.random.default_rng(11)
+    x, w, b, g = (rng.standard_normal(s) for s in ((2, 3, 4), (3, 4), (3, 4), (2, 3, 4)))
+    ours = [gpugrad.tensor(a, requires_grad=True) for a in (x, w, b)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    yo = gpugrad.nn.functional.layer_norm(ours[0], (3, 4), ours[1], ours[2], eps=1e-4)
+    yt = torch.nn.functional.layer_norm(theirs[0], (3, 4), theirs[1], theirs[2], eps=1e-4)
+    np.testing.assert_allclose(yo.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+    assert yo.grad_fn.name() == yt.grad_fn.name()
+    yo.backward(gpugrad.tensor(g))
+    yt.backward(torch.tensor(g))
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)

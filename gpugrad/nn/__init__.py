@@ -7,6 +7,7 @@ from .layers import (
     Dropout,
     Flatten,
     Identity,
+    LayerNorm,
     LeakyReLU,
     Linear,
     LogSoftmax,
@@ -22,7 +23,7 @@ from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Module", "Parameter", "Linear", "Identity", "Flatten", "ReLU", "LeakyReLU", "GELU",
-           "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout", "Sequential",
-           "ModuleList", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
-           "functional", "init", "utils"]
+__all__ = ["Module", "Parameter", "Linear", "LayerNorm", "Identity", "Flatten", "ReLU",
+           "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout",
+           "Sequential", "ModuleList", "MSELoss", "NLLLoss", "CrossEntropyLoss",
+           "BCEWithLogitsLoss", "functional", "init", "utils"]

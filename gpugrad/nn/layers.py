@@ -52,6 +52,29 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
+class LayerNorm(Module):
+    """Normalise over the last dimensions (``normalized_shape``), then scale and shift."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        shape_ = ((normalized_shape,) if isinstance(normalized_shape, int)
+                  else tuple(normalized_shape))
+        self.normalized_shape, self.eps = shape_, eps
+        self.elementwise_affine = elementwise_affine
+        def param(fill, wanted):
+            return Parameter(fill(shape_, device=device, dtype=dtype)) if wanted else None
+        self.register_parameter("weight", param(_creation.ones, elementwise_affine))
+        self.register_parameter("bias", param(_creation.zeros, elementwise_affine and bias))
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
 class Flatten(Module):
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()

@@ -1,7 +1,8 @@
 """Every differentiable op, one class each (see ``_op.Op``)."""
-from . import _op, activation, index, linalg, loss, pointwise, reduce, shape
+from . import _op, activation, index, linalg, loss, norm, pointwise, reduce, shape
 
-REGISTRY = {cls.__name__: cls for m in (pointwise, activation, reduce, shape, index, linalg, loss)
+REGISTRY = {cls.__name__: cls
+            for m in (pointwise, activation, reduce, shape, index, linalg, loss, norm)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():
