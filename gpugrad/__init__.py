@@ -118,6 +118,21 @@ from .ops.reduce import (
 )
 from .ops.reduce import log_softmax as _log_softmax
 from .ops.reduce import softmax as _softmax
+from .ops.select import (
+    argsort,
+    cumsum,
+    flip,
+    gather,
+    index_select,
+    masked_fill,
+    narrow,
+    outer,
+    roll,
+    sort,
+    topk,
+    tril,
+    triu,
+)
 from .ops.shape import (
     broadcast_to,
     cat,
@@ -137,6 +152,27 @@ from .ops.shape import (
     transpose,
     unbind,
     unsqueeze,
+)
+from .ops.unary import (
+    acos,
+    arccos,
+    arcsin,
+    arctan,
+    asin,
+    atan,
+    ceil,
+    cosh,
+    expm1,
+    fix,
+    floor,
+    frac,
+    log1p,
+    log2,
+    log10,
+    round,
+    sinh,
+    tan,
+    trunc,
 )
 from .tensor import Size, Tensor
 
@@ -166,6 +202,42 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 
 def equal(input, other) -> bool:
     return input.equal(other)
+
+
+def isnan(input):
+    return input.isnan()
+
+
+def isinf(input):
+    return input.isinf()
+
+
+def isfinite(input):
+    return input.isfinite()
+
+
+def logical_not(input):
+    return input.logical_not()
+
+
+def logical_and(input, other):
+    return input & other
+
+
+def logical_or(input, other):
+    return input | other
+
+
+def logical_xor(input, other):
+    return input ^ other
+
+
+def any(input, dim=None, keepdim=False):
+    return input.any(dim, keepdim)
+
+
+def all(input, dim=None, keepdim=False):
+    return input.all(dim, keepdim)
 
 
 def is_floating_point(input) -> bool:

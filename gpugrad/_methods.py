@@ -8,6 +8,8 @@ from ._creation import as_dtype
 from .ops import activation as act
 from .ops import index, linalg, reduce, shape
 from .ops import pointwise as pw
+from .ops import select as sel
+from .ops import unary as un
 from .ops._op import direct
 from .tensor import Tensor
 from .tensor_inplace import inplace
@@ -57,6 +59,10 @@ def _to(self, *args, **kwargs):
     dev, dtype = to_args(args, kwargs)
     if (dtype is None or dtype == self._data.dtype) and (dev is None or dev == self.device):
         return self
+    if dtype is not None and np.dtype(dtype).kind not in "fc" and self._rg:
+        from .autograd.grad_mode import no_grad
+        with no_grad():   # integer and bool results are not differentiable (PyTorch)
+            return shape.ToCopyBackward0.apply(self, dtype=dtype, device=dev)
     return shape.ToCopyBackward0.apply(self, dtype=dtype, device=dev)
 
 
@@ -183,6 +189,23 @@ def _install():
         "swapaxes": shape.transpose, "swapdims": shape.transpose, "t": shape.t,
         "clone": shape.clone, "contiguous": shape.contiguous, "split": shape.split,
         "chunk": shape.chunk, "unbind": shape.unbind,
+        "log1p": un.log1p, "expm1": un.expm1, "tan": un.tan, "sinh": un.sinh, "cosh": un.cosh,
+        "asin": un.asin, "arcsin": un.asin, "acos": un.acos, "arccos": un.acos,
+        "atan": un.atan, "arctan": un.atan, "log2": un.log2, "log10": un.log10,
+        "floor": un.floor, "ceil": un.ceil, "round": un.round, "trunc": un.trunc,
+        "fix": un.trunc, "frac": un.frac,
+        "gather": sel.gather, "index_select": sel.index_select, "masked_fill": sel.masked_fill,
+        "flip": sel.flip, "roll": sel.roll, "cumsum": sel.cumsum, "tril": sel.tril,
+        "triu": sel.triu, "sort": sel.sort, "argsort": sel.argsort, "topk": sel.topk,
+        "repeat": sel.repeat, "narrow": sel.narrow, "outer": sel.outer,
+        "masked_fill_": lambda s, mask, value: inplace(
+            s, lambda t: sel.masked_fill(t, mask, value)),
+        "type_as": lambda s, o: _to(s, o.dtype),
+        "stride": _stride,
+        "new_full": lambda s, size, fill_value, dtype=None, device=None, requires_grad=False:
+            _new("full", s, (size, fill_value), dtype, device, requires_grad),
+        "new_empty": lambda s, *size, dtype=None, device=None, requires_grad=False: _new(
+            "empty", s, size, dtype, device, requires_grad),
         "to": _to, "cuda": _cuda, "type": _type,
         "cpu": lambda s: _to(s, "cpu"),
         "float": lambda s: _to(s, np.float32), "double": lambda s: _to(s, np.float64),
@@ -200,6 +223,12 @@ def _install():
         setattr(T, name, fn)
     T.T = property(lambda s: shape.permute(s, *range(s.ndim)[::-1]))
     T.mT = property(lambda s: shape.transpose(s, -2, -1))
+
+
+def _stride(s, dim=None):
+    """Strides in elements, as PyTorch reports them."""
+    st = tuple(b // s._data.itemsize for b in s._data.strides)
+    return st if dim is None else st[s._dim(dim)]
 
 
 def _new(kind, s, size, dtype, device, requires_grad):

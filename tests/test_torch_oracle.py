@@ -92,6 +92,19 @@ EXPRESSIONS = {
     "basic_index_chain": lambda mod, L: (
         L["x"][0, 1:].sum() + L["x"][None, 0, 1:, None].sum() + L["x"][..., None, 1].sum()
         + L["x"][1:, ::2, None].sum() + L["x"][0, 1] + L["x"][:, 1].sum()),
+    "select_ops": lambda mod, L: (
+        L["x"].flip(0).cumsum(1).sum() + (L["x"].sort(1, descending=True)[0] * L["x"]).sum()
+        + (L["x"].topk(2)[0] ** 2).sum() + L["x"].repeat(2, 1).sum() + L["m"].tril().sum()
+        + L["m"].triu(1).sum() + L["x"].masked_fill(L["x"] > 0, 0.5).sum()
+        + (L["x"].gather(1, mod.tensor([[0, 2], [1, 1]])) ** 2).sum()
+        + (L["x"].index_select(1, mod.tensor([2, 0, 2])) ** 3).sum() + L["x"].roll(1, 1)[0, 0]
+        + L["x"].masked_fill(L["x"] < 0, L["s"]).sum() + mod.outer(L["w"], L["v"]).sum()),
+    "unary_more": lambda mod, L: (
+        mod.log1p(L["x"].abs()) + mod.expm1(L["x"]) + mod.tan(L["x"] * 0.5) + mod.sinh(L["x"])
+        + mod.cosh(L["x"]) + mod.asin(L["x"] * 0.5) + mod.acos(L["x"] * 0.5)
+        + mod.atan(L["x"]) + mod.log2(L["x"].abs()) + mod.log10(L["x"].abs())
+        + L["x"].floor() + L["x"].ceil() + L["x"].round() + L["x"].trunc() + L["x"].frac()
+        + mod.round(L["x"], decimals=1)).sum(),
     "views": lambda mod, L: (L["x"].t().reshape(6) * L["x"].T.reshape(6)).sum()
     + L["x"].view(3, 2).sum(0).sum() + L["x"].unsqueeze(0).permute(2, 0, 1).flatten().sum(),
     "cat_stack": lambda mod, L: ((mod.cat([L["x"], L["x"] * 2], 1) ** 2).sum()

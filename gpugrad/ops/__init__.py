@@ -1,8 +1,9 @@
 """Every differentiable op, one class each (see ``_op.Op``)."""
-from . import _op, activation, index, linalg, loss, norm, pointwise, reduce, shape
+from . import _op, activation, index, linalg, loss, norm, pointwise, reduce, select, shape, unary
 
 REGISTRY = {cls.__name__: cls
-            for m in (pointwise, activation, reduce, shape, index, linalg, loss, norm)
+            for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
+                      select)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():

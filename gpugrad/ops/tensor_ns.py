@@ -77,5 +77,30 @@ def astype(x, dtype):
     return x.to(dtype)
 
 
+def flip(x, axis):
+    from . import select
+    return select.flip(x, axis)
+
+
+def roll(x, shifts, axis):
+    from . import select
+    return select.roll(x, shifts, axis)
+
+
+def cumsum(x, axis):
+    from . import select
+    return select.cumsum(x, axis)
+
+
+def tril(x, k):
+    from . import select
+    return select.tril(x, k)
+
+
+def triu(x, k):
+    from . import select
+    return select.triu(x, k)
+
+
 def index_add(shape_, where, g):
     return index.IndexPutBackward0.apply(g, shape=tuple(shape_), index=where)

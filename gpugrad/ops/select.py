@@ -1,0 +1,327 @@
+"""Selecting, reordering and repeating: gather, index_select, masked_fill, flip, roll, cumsum,
+tril/triu, sort/topk/argsort, repeat, narrow, outer.
+
+Index arguments are checked on every device: a bad index is an error, never a wrapped read.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from ._op import Op
+from .reduce import values_indices
+
+_TORCH_DTYPE = {"float32": "float", "float64": "double", "float16": "half", "int64": "long",
+                "int32": "int", "int16": "short", "int8": "char", "uint8": "byte"}
+
+
+def _data(t):
+    return t._data if isinstance(t, Tensor) else t
+
+
+def _along(xp, index, dim):
+    """The fancy index that reads ``index`` along ``dim`` and every other position as is."""
+    n = index.ndim
+    return tuple(index if d == dim else
+                 xp.arange(s).reshape(tuple(s if k == d else 1 for k in range(n)))
+                 for d, s in enumerate(index.shape))
+
+
+def _check_bounds(index, size, dim, message=None):
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        raise IndexError(message or f"index {int(index[bad].ravel()[0])} is out of bounds for "
+                                    f"dimension {dim} with size {size}")
+
+
+class _Scatter(Op):
+    """Ops whose gradient adds the output's gradient back at the positions they read."""
+    __slots__ = ("shape", "where")
+    temps = ("where",)
+
+    def backward(self, F, gy):
+        return F.index_add(self.shape, self.where, gy)
+
+
+class GatherBackward0(_Scatter):
+    """y[..., j, ...] = x[..., index[..., j, ...], ...] along dim"""
+    __slots__ = ()
+
+    def forward(self, xp, x, dim=0, index=None):
+        self.shape, self.where = x.shape, _along(xp, index, dim)
+        return x[self.where]
+
+
+class SortBackward0(GatherBackward0):
+    """values of sort(x, dim) (indices computed by the caller)"""
+    __slots__ = ()
+
+
+class TopkBackward0(GatherBackward0):
+    """values of topk(x, k, dim) (indices computed by the caller)"""
+    __slots__ = ()
+
+
+class IndexSelectBackward0(_Scatter):
+    """y = x.take(index, dim)"""
+    __slots__ = ()
+
+    def forward(self, xp, x, dim=0, index=None):
+        self.shape, self.where = x.shape, (slice(None),) * dim + (index,)
+        return xp.take(x, index, axis=dim)
+
+
+class MaskedFillBackward0(Op):
+    """y = value where mask else x   (value a number)"""
+    __slots__ = ("keep",)
+    temps = ("keep",)
+
+    def forward(self, xp, x, mask=None, value=0):
+        m = xp.broadcast_to(mask, x.shape)
+        self.keep = (~m).astype(x.dtype)
+        return xp.where(m, xp.asarray(value, dtype=x.dtype), x)
+
+    def backward(self, F, gy):
+        return gy * self.keep
+
+
+class MaskedFillBackward1(Op):
+    """y = value where mask else x   (value a 0-d tensor)"""
+    __slots__ = ("keep",)
+    temps = ("keep",)
+
+    def forward(self, xp, x, value, mask=None):
+        m = xp.broadcast_to(mask, x.shape)
+        self.keep = (~m).astype(x.dtype)
+        return xp.where(m, value.astype(x.dtype), x)
+
+    def backward(self, F, gy):
+        need = self.needs_input_grad
+        gx = gy * self.keep if need[0] else None
+        gv = F.sum(gy * (1 - self.keep)) if need[1] else None
+        return gx, gv
+
+
+class FlipBackward0(Op):
+    """y = x reversed along dims"""
+    __slots__ = ("axes",)
+
+    def forward(self, xp, x, dims=()):
+        self.axes = dims
+        return xp.ascontiguousarray(xp.flip(x, dims))
+
+    def backward(self, F, gy):
+        g = F.flip(gy, self.axes)
+        return g.copy() if F.fast else g   # a fresh array, not a view of gy
+
+
+class RollBackward0(Op):
+    """y = x rolled by shifts along dims (the flattened x when dims is None)"""
+    __slots__ = ("shifts", "axes")
+
+    def forward(self, xp, x, shifts=0, dims=None):
+        self.shifts, self.axes = shifts, dims
+        return xp.roll(x, shifts, dims)
+
+    def backward(self, F, gy):
+        back = tuple(-s for s in self.shifts) if isinstance(self.shifts, tuple) else -self.shifts
+        return F.roll(gy, back, self.axes)
+
+
+class CumsumBackward0(Op):
+    """y = running sum of x along dim"""
+    __slots__ = ("axis",)
+
+    def forward(self, xp, x, dim=0):
+        self.axis = dim
+        return xp.cumsum(x, axis=dim)
+
+    def backward(self, F, gy):   # the running sum from the other end
+        g = F.flip(F.cumsum(F.flip(gy, self.axis), self.axis), self.axis)
+        return g.copy() if F.fast else g
+
+
+class TrilBackward0(Op):
+    """y = x with the entries above diagonal k of its last two dims set to 0"""
+    __slots__ = ("k",)
+
+    def forward(self, xp, x, diagonal=0):
+        self.k = diagonal
+        return xp.tril(x, diagonal)
+
+    def backward(self, F, gy):
+        return F.tril(gy, self.k)
+
+
+class TriuBackward0(Op):
+    """y = x with the entries below diagonal k of its last two dims set to 0"""
+    __slots__ = ("k",)
+
+    def forward(self, xp, x, diagonal=0):
+        self.k = diagonal
+        return xp.triu(x, diagonal)
+
+    def backward(self, F, gy):
+        return F.triu(gy, self.k)
+
+
+class RepeatBackward0(Op):
+    """y = x tiled sizes[d] times along each dim (leading dims added for extra sizes)"""
+    __slots__ = ("shape", "sizes")
+
+    def forward(self, xp, x, sizes=()):
+        self.shape, self.sizes = x.shape, sizes
+        return xp.tile(x, sizes)
+
+    def backward(self, F, gy):
+        full = (1,) * (len(self.sizes) - len(self.shape)) + tuple(self.shape)
+        split = tuple(v for pair in zip(self.sizes, full) for v in pair)
+        g = F.sum(F.reshape(gy, split), tuple(range(0, len(split), 2)))
+        return F.reshape(g, self.shape)
+
+
+# -- public functions ----------------------------------------------------------------------
+def _index(index, fn, kinds="int32/int64"):
+    a = _data(index)
+    if a.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected dtype {kinds} for index")
+    return a
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    a = _index(index, "gather")
+    dim = input._dim(dim)
+    if a.ndim != max(input.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for d, (n, m) in enumerate(zip(a.shape, input.shape)):
+        if d != dim and n > m:
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{list(a.shape)} to be smaller than self {list(input.shape)} "
+                               f"apart from dimension {dim}")
+    _check_bounds(a, input.shape[dim], dim)
+    return GatherBackward0.apply(input, dim=dim, index=a)
+
+
+def index_select(input, dim, index):
+    a = _index(index, "index_select", "int32 or int64")
+    if a.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    dim = input._dim(dim)
+    a = a.reshape(-1)
+    _check_bounds(a, input.shape[dim], dim, "index out of range in self")
+    return IndexSelectBackward0.apply(input, dim=dim, index=a)
+
+
+def masked_fill(input, mask, value):
+    m = _data(mask)
+    if m.dtype.kind != "b":
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_TORCH_DTYPE.get(m.dtype.name, m.dtype.name)}")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s).")
+        if value.requires_grad:
+            return MaskedFillBackward1.apply(input, value, mask=m)
+        value = value.item()
+    return MaskedFillBackward0.apply(input, mask=m, value=value)
+
+
+def _dims(input, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return tuple(input._dim(d) for d in dims)
+
+
+def flip(input, dims):
+    return FlipBackward0.apply(input, dims=_dims(input, dims))
+
+
+def roll(input, shifts, dims=None):
+    if dims is None:
+        return RollBackward0.apply(input, shifts=shifts, dims=None)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = _dims(input, dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                           f"{len(dims)}")
+    return RollBackward0.apply(input, shifts=shifts, dims=dims)
+
+
+def cumsum(input, dim, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    return CumsumBackward0.apply(input, dim=input._dim(dim))
+
+
+def _matrix(input, fn):
+    if input.ndim < 2:
+        raise RuntimeError(f"{fn}: input tensor must have at least 2 dimensions")
+
+
+def tril(input, diagonal=0):
+    _matrix(input, "tril")
+    return TrilBackward0.apply(input, diagonal=diagonal)
+
+
+def triu(input, diagonal=0):
+    _matrix(input, "triu")
+    return TriuBackward0.apply(input, diagonal=diagonal)
+
+
+def _order(input, dim, descending):
+    """Indices that sort ``input`` along ``dim`` (stable: equal values keep their order)."""
+    from .. import _backend
+    xp = _backend.xp_of(input._data)
+    a = input._data
+    if descending:
+        a = -(a.astype(xp.int64) if a.dtype.kind in "bu" else a)
+    return xp.argsort(a, axis=dim, kind="stable")
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    dim = input._dim(dim)
+    idx = _order(input, dim, descending)
+    return values_indices(SortBackward0.apply(input, dim=dim, index=idx), Tensor._make(idx))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return Tensor._make(_order(input, input._dim(dim), descending))
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    dim = input._dim(dim)
+    if not 0 <= k <= (input.shape[dim] if input.ndim else 1):
+        raise RuntimeError("selected index k out of range")
+    idx = _order(input, dim, largest)
+    idx = idx[(slice(None),) * dim + (slice(0, k),)]
+    return values_indices(TopkBackward0.apply(input, dim=dim, index=idx), Tensor._make(idx))
+
+
+def repeat(input, *sizes):
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    if len(sizes) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    return RepeatBackward0.apply(input, sizes=tuple(int(s) for s in sizes))
+
+
+def narrow(input, dim, start, length):
+    from .index import getitem
+    dim = input._dim(dim)
+    size = input.shape[dim]
+    start = int(start) + (size if int(start) < 0 else 0)
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return getitem(input, (slice(None),) * dim + (slice(start, start + length),))
+
+
+def outer(input, vec2):
+    from .shape import reshape
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return reshape(input, (-1, 1)) * vec2   # PyTorch's graph: MulBackward0 over ViewBackward0
+
+
+OPS = [GatherBackward0, SortBackward0, TopkBackward0, IndexSelectBackward0, MaskedFillBackward0,
+       MaskedFillBackward1, FlipBackward0, RollBackward0, CumsumBackward0, TrilBackward0,
+       TriuBackward0, RepeatBackward0]
