@@ -62,6 +62,19 @@ def _layer_norm_ref(x, k, eps=1e-5):
     return d / np.sqrt((d ** 2).mean(axis=axes, keepdims=True) + eps)
 
 
+RUNNING_MEAN, RUNNING_VAR = np.array([0.5, -1.0, 0.0]), np.array([2.0, 0.5, 1.0])
+
+
+def _column(v, x):
+    return v.reshape((1, -1) + (1,) * (x.ndim - 2))
+
+
+def _batch_norm_ref(x, eps=1e-5):
+    axes = (0,) + tuple(range(2, x.ndim))
+    d = x - x.mean(axis=axes, keepdims=True)
+    return d / np.sqrt((d ** 2).mean(axis=axes, keepdims=True) + eps)
+
+
 def _where(x, y):
     return gpugrad.where(_const(COND, x), x, y)
 
@@ -426,6 +439,16 @@ OP_DB = [
             (((2, 3, 4), (4,), (4,)), ((4,), (4,), (4,))), ("NativeLayerNormBackward0",)),
     OpEntry("layer_norm_2d_no_affine", lambda x: gpugrad.nn.functional.layer_norm(x, (3, 4)),
             lambda x: _layer_norm_ref(x, 2), (((2, 3, 4),),), ("NativeLayerNormBackward0",)),
+    OpEntry("batch_norm_train", lambda x, w, b: gpugrad.nn.functional.batch_norm(
+                x, None, None, w, b, training=True),
+            lambda x, w, b: _batch_norm_ref(x) * _column(w, x) + _column(b, x),
+            (((4, 3), (3,), (3,)), ((2, 3, 4), (3,), (3,))), ("NativeBatchNormBackward0",)),
+    OpEntry("batch_norm_eval", lambda x, w, b: gpugrad.nn.functional.batch_norm(
+                x, _const(RUNNING_MEAN, x), _const(RUNNING_VAR, x), w, b, training=False),
+            lambda x, w, b: ((x - _column(RUNNING_MEAN, x)) / np.sqrt(_column(RUNNING_VAR, x)
+                                                                   + 1e-5) * _column(w, x)
+                             + _column(b, x)),
+            (((4, 3), (3,), (3,)),), ("NativeBatchNormBackward0",)),
     # losses
     OpEntry("mse_loss", loss.mse_loss, lambda x, t: ((x - t) ** 2).mean(),
             (((2, 3), (2, 3)), ((), ())), ("MseLossBackward0",)),

@@ -174,3 +174,25 @@ def test_layer_norm_matches_pytorch():
     yt.backward(torch.tensor(g))
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_batch_norm_training_and_eval_match_pytorch():
+    rng = np.random.default_rng(12)
+    x, g = rng.standard_normal((6, 3, 2)), rng.standard_normal((6, 3, 2))
+    ours, theirs = gpugrad.nn.BatchNorm1d(3).double(), torch.nn.BatchNorm1d(3).double()
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor([0.5, 2.0, -1.0]))
+    ours.weight.data = gpugrad.tensor([0.5, 2.0, -1.0], dtype=gpugrad.float64)
+    for mode in ("train", "eval"):
+        getattr(ours, mode)(), getattr(theirs, mode)()
+        xo = gpugrad.tensor(x, requires_grad=True)
+        xt = torch.tensor(x, requires_grad=True)
+        yo, yt = ours(xo), theirs(xt)
+        np.testing.assert_allclose(yo.detach().numpy(), yt.detach().numpy(), rtol=1e-10)
+        yo.backward(gpugrad.tensor(g))
+        yt.backward(torch.tensor(g))
+        np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+        for name in ("running_mean", "running_var"):
+            np.testing.assert_allclose(getattr(ours, name).numpy(),
+                                       getattr(theirs, name).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-9)

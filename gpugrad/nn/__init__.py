@@ -4,6 +4,8 @@ from __future__ import annotations
 from . import functional, init, utils
 from .layers import (
     GELU,
+    BatchNorm1d,
+    BatchNorm2d,
     Dropout,
     Flatten,
     Identity,
@@ -23,7 +25,7 @@ from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Module", "Parameter", "Linear", "LayerNorm", "Identity", "Flatten", "ReLU",
-           "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Dropout",
-           "Sequential", "ModuleList", "MSELoss", "NLLLoss", "CrossEntropyLoss",
-           "BCEWithLogitsLoss", "functional", "init", "utils"]
+__all__ = ["Module", "Parameter", "Linear", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
+           "Identity", "Flatten", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
+           "Softmax", "LogSoftmax", "Dropout", "Sequential", "ModuleList", "MSELoss", "NLLLoss",
+           "CrossEntropyLoss", "BCEWithLogitsLoss", "functional", "init", "utils"]
