@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import to_numpy
 
 import gpugrad
 import gpugrad.nn as nn
@@ -297,3 +298,86 @@ def test_schedules_match_torch():
             sa.step()
             sb.step()
             assert sa.get_last_lr()[0] == pytest.approx(sb.get_last_lr()[0], rel=1e-12)
+
+
+# -- RMSprop, Adagrad ---------------------------------------------------------------------------
+def _one_param(value, grad, device="cpu"):
+    p = gpugrad.nn.Parameter(gpugrad.tensor(np.asarray(value, np.float64), device=device))
+    p.grad = gpugrad.tensor(np.asarray(grad, np.float64), device=device)
+    return p
+
+
+def test_rmsprop_first_steps_are_analytic(device):
+    p = _one_param([1.0, -2.0], [2.0, 0.5], device)
+    opt = optim.RMSprop([p], lr=0.1, alpha=0.9)
+    opt.step()
+    s = 0.1 * np.array([4.0, 0.25])
+    np.testing.assert_allclose(to_numpy(p.detach()), [1.0, -2.0] - 0.1 * np.array([2.0, 0.5])
+                               / (np.sqrt(s) + 1e-8), rtol=1e-12)
+    q = _one_param([1.0], [2.0], device)
+    opt = optim.RMSprop([q], lr=0.1, alpha=0.5, momentum=0.9, centered=True)
+    opt.step()
+    opt.step()   # s = 0.5 * 4 + 0.5 * 4 * 0.5 ... computed step by step below
+    s, ga, buf, x = 0.0, 0.0, 0.0, 1.0
+    for _ in range(2):
+        s, ga = 0.5 * s + 0.5 * 4.0, 0.5 * ga + 0.5 * 2.0
+        buf = 0.9 * buf + 2.0 / (np.sqrt(s - ga * ga) + 1e-8)
+        x -= 0.1 * buf
+    assert to_numpy(q.detach())[0] == pytest.approx(x, rel=1e-12)
+    assert opt.state[q]["step"].item() == 2
+
+
+def test_adagrad_accumulates_squares_and_decays_the_rate(device):
+    p = _one_param([1.0], [2.0], device)
+    opt = optim.Adagrad([p], lr=0.5, lr_decay=0.1, initial_accumulator_value=1.0)
+    assert opt.state[p]["sum"].item() == 1.0   # created with the optimizer, as PyTorch does
+    opt.step()
+    opt.step()
+    x = 1.0 - 0.5 * 2.0 / (np.sqrt(5.0) + 1e-10)
+    x -= 0.5 / 1.1 * 2.0 / (np.sqrt(9.0) + 1e-10)
+    assert to_numpy(p.detach())[0] == pytest.approx(x, rel=1e-12)
+
+
+def test_adaptive_optimizers_reject_bad_hyperparameters():
+    p = _one_param([1.0], [1.0])
+    with pytest.raises(ValueError, match="^Invalid learning rate: -1$"):
+        optim.RMSprop([p], lr=-1)
+    with pytest.raises(ValueError, match="^Invalid alpha value: -0.5$"):
+        optim.RMSprop([p], alpha=-0.5)
+    with pytest.raises(ValueError, match="^Invalid lr_decay value: -1$"):
+        optim.Adagrad([p], lr_decay=-1)
+
+
+# -- more schedules ------------------------------------------------------------------------------
+def _lrs(make, steps, metrics=None):
+    p = _one_param([0.0], [0.0])
+    opt = optim.SGD([p], lr=0.5)
+    sched = make(opt)
+    out = []
+    for i in range(steps):
+        opt.step()
+        sched.step() if metrics is None else sched.step(metrics[i])
+        out.append(opt.param_groups[0]["lr"])
+    return out
+
+
+def test_exponential_multistep_and_linear_schedules():
+    L = optim.lr_scheduler
+    assert _lrs(lambda o: L.ExponentialLR(o, 0.5), 3) == [0.25, 0.125, 0.0625]
+    assert _lrs(lambda o: L.MultiStepLR(o, [2, 4, 4], 0.1), 5) == pytest.approx(
+        [0.5, 0.05, 0.05, 0.0005, 0.0005])
+    assert _lrs(lambda o: L.LinearLR(o, 0.5, 1.0, 4), 5) == pytest.approx(
+        [0.3125, 0.375, 0.4375, 0.5, 0.5])
+
+
+def test_reduce_lr_on_plateau_waits_for_patience_then_cools_down():
+    L = optim.lr_scheduler
+    metrics = [1.0, 0.9] + [0.9] * 7
+    lrs = _lrs(lambda o: L.ReduceLROnPlateau(o, factor=0.5, patience=2, cooldown=1, min_lr=0.1),
+               len(metrics), metrics)
+    # three bad epochs (> patience 2) halve the rate at step 5; the cooldown swallows step 6's
+    # bad epoch, so the next three end at step 9
+    assert lrs == [0.5, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25, 0.25, 0.125]
+    lrs = _lrs(lambda o: L.ReduceLROnPlateau(o, mode="max", factor=0.1, patience=0,
+                                             min_lr=0.2), 3, [1.0, 0.5, 0.5])
+    assert lrs == [0.5, 0.2, 0.2]   # never below min_lr

@@ -196,3 +196,44 @@ def test_batch_norm_training_and_eval_match_pytorch():
             np.testing.assert_allclose(getattr(ours, name).numpy(),
                                        getattr(theirs, name).numpy(), rtol=1e-12)
     np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("RMSprop", {}), ("RMSprop", dict(momentum=0.9, centered=True, weight_decay=0.1)),
+    ("RMSprop", dict(maximize=True)),
+    ("Adagrad", dict(lr_decay=0.1, weight_decay=0.05, initial_accumulator_value=0.2))])
+def test_adaptive_optimizers_match_pytorch(name, kw):
+    rng = np.random.default_rng(0)
+    p0, grads = rng.standard_normal((3, 4)), [rng.standard_normal((3, 4)) for _ in range(5)]
+    a, b = gpugrad.nn.Parameter(gpugrad.tensor(p0)), torch.nn.Parameter(torch.tensor(p0))
+    oa = getattr(gpugrad.optim, name)([a], lr=0.05, **kw)
+    ob = getattr(torch.optim, name)([b], lr=0.05, **kw)
+    for g in grads:
+        a.grad, b.grad = gpugrad.tensor(g), torch.tensor(g)
+        oa.step()
+        ob.step()
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, o: L.ExponentialLR(o, 0.9), lambda L, o: L.MultiStepLR(o, [3, 7, 7, 20], 0.5),
+    lambda L, o: L.LinearLR(o, 0.2, 1.0, 7),
+    lambda L, o: L.ReduceLROnPlateau(o, patience=2, cooldown=1, min_lr=0.01),
+    lambda L, o: L.ReduceLROnPlateau(o, mode="max", threshold_mode="abs", threshold=0.1,
+                                     patience=1)], ids=["exp", "multistep", "linear",
+                                                        "plateau", "plateau_max_abs"])
+def test_schedules_match_pytorch(make):
+    rng = np.random.default_rng(0)
+    metrics = np.concatenate([np.linspace(1, 0.5, 5), 0.5 + rng.uniform(0, 1e-5, 25)])
+
+    def lrs(mod):
+        p = mod.nn.Parameter(mod.zeros(2))
+        opt = mod.optim.SGD([p], lr=0.5)
+        sched = make(mod.optim.lr_scheduler, opt)
+        out = []
+        for m in metrics:
+            opt.step()
+            sched.step(m) if "Plateau" in type(sched).__name__ else sched.step()
+            out.append(opt.param_groups[0]["lr"])
+        return out
+    np.testing.assert_allclose(lrs(gpugrad), lrs(torch), rtol=1e-12, atol=0)

@@ -5,6 +5,7 @@ the epoch count, not on earlier rates.
 """
 from __future__ import annotations
 
+import bisect
 import math
 
 
@@ -82,3 +83,102 @@ class LambdaLR(LRScheduler):
 
     def state_dict(self):
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+
+
+class ExponentialLR(LRScheduler):
+    """lr = base_lr * gamma ** epoch"""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr, epoch):
+        return base_lr * self.gamma ** epoch
+
+
+class MultiStepLR(LRScheduler):
+    """lr = base_lr * gamma ** (number of milestones <= epoch)"""
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones, self.gamma = sorted(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr, epoch):
+        return base_lr * self.gamma ** bisect.bisect_right(self.milestones, epoch)
+
+
+class LinearLR(LRScheduler):
+    """lr = base_lr * (start_factor + (end_factor - start_factor) min(epoch, total_iters) /
+    total_iters)"""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
+                 last_epoch=-1):
+        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
+                             "less or equal to 1.")
+        self.start_factor, self.end_factor = start_factor, end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr, epoch):
+        frac = min(epoch, self.total_iters) / self.total_iters
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * frac)
+
+
+class ReduceLROnPlateau:
+    """Multiply each group's lr by ``factor`` once the metric passed to ``step`` has not
+    improved (by ``threshold``, relative or absolute) for ``patience`` epochs; then wait
+    ``cooldown`` epochs. Rates never go below ``min_lr``."""
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
+                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        n = len(optimizer.param_groups)
+        min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * n
+        if len(min_lrs) != n:
+            raise ValueError(f"expected {n} min_lrs, got {len(min_lrs)}")
+        self.optimizer, self.min_lrs = optimizer, min_lrs
+        self.mode, self.factor, self.patience = mode, factor, patience
+        self.threshold, self.threshold_mode = threshold, threshold_mode
+        self.cooldown, self.eps = cooldown, eps
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = self.cooldown_counter = self.last_epoch = 0
+        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+
+    def _better(self, a, best):
+        if self.threshold_mode == "rel":
+            scale = 1 - self.threshold if self.mode == "min" else 1 + self.threshold
+            return a < best * scale if self.mode == "min" else a > best * scale
+        return (a < best - self.threshold) if self.mode == "min" else (a > best + self.threshold)
+
+    def step(self, metrics):
+        current = float(metrics)
+        self.last_epoch += 1
+        if self._better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for g, floor in zip(self.optimizer.param_groups, self.min_lrs):
+                new = max(g["lr"] * self.factor, floor)
+                if g["lr"] - new > self.eps:
+                    g["lr"] = new
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+    def get_last_lr(self):
+        return self._last_lr
+
+    def state_dict(self):
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
