@@ -410,6 +410,9 @@ OP_DB = [
     # selecting, reordering, repeating
     OpEntry("gather", lambda x: x.gather(1, _const(GATHER_INDEX, x)),
             lambda x: np.take_along_axis(x, GATHER_INDEX, 1), ROWS, ("GatherBackward0",)),
+    OpEntry("embedding", lambda w: gpugrad.nn.functional.embedding(
+                _const(np.array([[2, 0], [2, 1]]), w), w),
+            lambda w: w[np.array([[2, 0], [2, 1]])], (((3, 4),),), ("EmbeddingBackward0",)),
     OpEntry("index_select", lambda x: x.index_select(1, _const(np.array([2, 0, 2]), x)),
             lambda x: np.take(x, [2, 0, 2], 1), ROWS, ("IndexSelectBackward0",)),
     OpEntry("masked_fill", lambda x: x.masked_fill(_const(COND, x), 0.5),

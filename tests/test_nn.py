@@ -692,3 +692,33 @@ def test_batch_norm_errors():
         bn(gpugrad.zeros(2))
     with pytest.raises(ValueError, match=re.escape("expected 4D input (got 2D input)")):
         nn.BatchNorm2d(3)(gpugrad.zeros(2, 3))
+
+
+# -- Embedding ------------------------------------------------------------------------------------
+def test_embedding_looks_up_rows_and_skips_the_padding_row(device):
+    gpugrad.manual_seed(0)
+    e = nn.Embedding(5, 3, padding_idx=-5).to(device)   # padding row 0
+    assert repr(e) == "Embedding(5, 3, padding_idx=0)" and list(e.state_dict()) == ["weight"]
+    assert e.weight.detach().cpu().numpy()[0].tolist() == [0.0, 0.0, 0.0]
+    idx = gpugrad.tensor(np.array([[0, 2], [4, 4]]), device=device)
+    y = e(idx)
+    assert y.shape == (2, 2, 3) and y.grad_fn.name() == "EmbeddingBackward0"
+    np.testing.assert_array_equal(y.detach().cpu().numpy(),
+                                  e.weight.detach().cpu().numpy()[[[0, 2], [4, 4]]])
+    (y * 2).sum().backward()
+    assert e.weight.grad.cpu().numpy()[:, 0].tolist() == [0.0, 0.0, 2.0, 0.0, 4.0]
+    frozen = nn.Embedding.from_pretrained(gpugrad.ones(2, 4))
+    assert not frozen.weight.requires_grad and frozen(gpugrad.tensor([1])).shape == (1, 4)
+
+
+def test_embedding_errors():
+    e = nn.Embedding(3, 2)
+    with pytest.raises(IndexError, match="^index out of range in self$"):
+        e(gpugrad.tensor([3]))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            "types: Long, Int; but got gpugrad.FloatTensor instead (while checking arguments "
+            "for embedding)")):
+        e(gpugrad.tensor([1.0]))
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        nn.Embedding(3, 2, padding_idx=3)

@@ -7,6 +7,7 @@ from .layers import (
     BatchNorm1d,
     BatchNorm2d,
     Dropout,
+    Embedding,
     Flatten,
     Identity,
     LayerNorm,
@@ -26,6 +27,7 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Linear", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
+           "Embedding",
            "Identity", "Flatten", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
            "Softmax", "LogSoftmax", "Dropout", "Sequential", "ModuleList", "MSELoss", "NLLLoss",
            "CrossEntropyLoss", "BCEWithLogitsLoss", "functional", "init", "utils"]

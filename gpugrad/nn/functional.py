@@ -8,11 +8,12 @@ from ..ops import activation, pointwise, reduce
 from ..ops.linalg import linear
 from ..ops.loss import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
 from ..ops.norm import batch_norm, layer_norm
+from ..ops.select import embedding
 from ..tensor_inplace import inplace as _inplace
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "softplus",
            "softmax", "log_softmax", "dropout", "mse_loss", "nll_loss", "cross_entropy",
-           "binary_cross_entropy_with_logits", "one_hot", "layer_norm", "batch_norm"]
+           "binary_cross_entropy_with_logits", "one_hot", "layer_norm", "batch_norm", "embedding"]
 
 tanh = pointwise.tanh
 sigmoid = activation.sigmoid

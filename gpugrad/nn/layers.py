@@ -136,6 +136,43 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
+class Embedding(Module):
+    """A lookup table: row ``i`` of ``weight`` for index ``i`` (initialised N(0, 1); the
+    ``padding_idx`` row starts at zero and gets no gradient)."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 _freeze=False, device=None, dtype=None):
+        super().__init__()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            w = _creation.randn(num_embeddings, embedding_dim, device=device, dtype=dtype)
+            if padding_idx is not None:
+                w._data[padding_idx] = 0
+        else:
+            w = _weight.detach()
+        self.weight = Parameter(w, requires_grad=not _freeze)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, **kw):
+        rows, dim = embeddings.shape
+        return cls(rows, dim, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze, **kw)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}" + (
+            f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+
 class Flatten(Module):
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()

@@ -5,6 +5,7 @@ Index arguments are checked on every device: a bad index is an error, never a wr
 """
 from __future__ import annotations
 
+from .._backend import xp_of
 from ..tensor import Tensor
 from ._op import Op
 from .reduce import values_indices
@@ -58,6 +59,23 @@ class SortBackward0(GatherBackward0):
 class TopkBackward0(GatherBackward0):
     """values of topk(x, k, dim) (indices computed by the caller)"""
     __slots__ = ()
+
+
+class EmbeddingBackward0(_Scatter):
+    """y = weight[indices]   (rows at padding_idx get no gradient)"""
+    __slots__ = ("padding_idx",)
+
+    def forward(self, xp, weight, indices=None, padding_idx=None):
+        self.shape, self.where, self.padding_idx = weight.shape, (indices,), padding_idx
+        return weight[indices]
+
+    def backward(self, F, gy):
+        g = F.index_add(self.shape, self.where, gy)
+        if self.padding_idx is not None:
+            keep = xp_of(self.where[0]).ones((self.shape[0], 1), dtype=gy.dtype)
+            keep[self.padding_idx] = 0
+            g = g * keep
+        return g
 
 
 class IndexSelectBackward0(_Scatter):
@@ -200,6 +218,23 @@ def gather(input, dim, index, *, sparse_grad=False):
     return GatherBackward0.apply(input, dim=dim, index=a)
 
 
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    a = _data(input)
+    if a.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"{input.type() if isinstance(input, Tensor) else a.dtype} instead "
+                           f"(while checking arguments for embedding)")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
+                                  "supported by gpugrad")
+    _check_bounds(a, weight.shape[0], 0, "index out of range in self")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return EmbeddingBackward0.apply(weight, indices=a, padding_idx=padding_idx)
+
+
 def index_select(input, dim, index):
     a = _index(index, "index_select", "int32 or int64")
     if a.ndim > 1:
@@ -268,8 +303,7 @@ def triu(input, diagonal=0):
 
 def _order(input, dim, descending):
     """Indices that sort ``input`` along ``dim`` (stable: equal values keep their order)."""
-    from .. import _backend
-    xp = _backend.xp_of(input._data)
+    xp = xp_of(input._data)
     a = input._data
     if descending:
         a = -(a.astype(xp.int64) if a.dtype.kind in "bu" else a)
@@ -322,6 +356,6 @@ def outer(input, vec2):
     return reshape(input, (-1, 1)) * vec2   # PyTorch's graph: MulBackward0 over ViewBackward0
 
 
-OPS = [GatherBackward0, SortBackward0, TopkBackward0, IndexSelectBackward0, MaskedFillBackward0,
-       MaskedFillBackward1, FlipBackward0, RollBackward0, CumsumBackward0, TrilBackward0,
-       TriuBackward0, RepeatBackward0]
+OPS = [GatherBackward0, EmbeddingBackward0, SortBackward0, TopkBackward0, IndexSelectBackward0,
+       MaskedFillBackward0, MaskedFillBackward1, FlipBackward0, RollBackward0, CumsumBackward0,
+       TrilBackward0, TriuBackward0, RepeatBackward0]
