@@ -68,6 +68,7 @@ from .autograd import (
     set_grad_enabled,
 )
 from .ops.activation import relu, sigmoid
+from .ops.einsum import einsum
 from .ops.linalg import addmm, bmm, dot, matmul, mm, mv
 from .ops.pointwise import (
     abs,

@@ -138,3 +138,62 @@ def test_matches_pytorch():
     ours = AF.hessian(lambda x: f(gpugrad, x).sum(), t(x))
     theirs = torch.autograd.functional.hessian(lambda x: f(torch, x).sum(), torch.tensor(x))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+# -- einsum (lives in gpugrad.ops.einsum; tested here with the other multi-operand maths) ------
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("i,j->ij", [(3,), (4,)]), ("i,i->", [(3,), (3,)]),
+    ("ij->ji", [(2, 3)]), ("ij->", [(2, 3)]), ("ji", [(2, 3)]),
+    ("...ij,...jk->...ik", [(2, 5, 2, 3), (5, 3, 4)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("abc,cd,b->ad", [(2, 3, 4), (4, 5), (3,)]), ("ij,ij->ij", [(2, 3), (2, 3)]),
+    ("i,j,k->ijk", [(2,), (3,), (4,)]), ("ij,kj->ik", [(2, 3), (1, 3)]),
+    ("...,...->...", [(2, 3), (3,)]), ("ijk,ikj->i", [(2, 3, 4), (2, 4, 3)]),
+]
+
+
+@pytest.mark.parametrize("equation, shapes", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
+def test_einsum_matches_numpy_and_its_gradients_are_exact(equation, shapes, device):
+    rng = np.random.default_rng(len(equation))
+    arrays = [rng.standard_normal(s) for s in shapes]
+    ts = [t(a, device, requires_grad=True) for a in arrays]
+    y = gpugrad.einsum(equation, *ts)
+    np.testing.assert_allclose(to_numpy(y), np.einsum(equation, *arrays), rtol=1e-12,
+                               atol=1e-12)
+    assert gpugrad.autograd.gradcheck(lambda *xs: gpugrad.einsum(equation, *xs), ts)
+
+
+def test_einsum_accepts_a_list_and_reports_misuse():
+    a, b = t(np.ones((2, 3))), t(np.ones((3, 4)))
+    assert gpugrad.einsum("ij,jk->ik", [a, b]).tolist() == [[3.0] * 4] * 2
+    with pytest.raises(RuntimeError, match=re.escape(
+            "einsum(): more operands were provided than specified in the equation")):
+        gpugrad.einsum("ij->ji", a, b)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "einsum(): the number of subscripts in the equation (3) does not match the number "
+            "of dimensions (2) for operand 0 and no ellipsis was given")):
+        gpugrad.einsum("ijk,jk->i", a, b)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "einsum(): operands do not broadcast: subscript 'j' has size 3 and 4")):
+        gpugrad.einsum("ij,ij->i", a, t(np.ones((2, 4))))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "einsum(): output subscript z does not appear in the equation for any input "
+            "operand")):
+        gpugrad.einsum("ij->z", a)
+    with pytest.raises(NotImplementedError, match="diagonals are not supported"):
+        gpugrad.einsum("ii->i", t(np.eye(2)))
+
+
+def test_einsum_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s) for s in ((2, 3, 4), (4, 5), (3,))]
+    ours = [t(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    yo, yt = gpugrad.einsum("abc,cd,b->ad", *ours), torch.einsum("abc,cd,b->ad", *theirs)
+    np.testing.assert_allclose(yo.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+    g = rng.standard_normal((2, 5))
+    yo.backward(gpugrad.tensor(g))
+    yt.backward(torch.tensor(g))
+    for o, th in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.numpy(), th.grad.numpy(), rtol=1e-12)
