@@ -722,3 +722,34 @@ def test_embedding_errors():
         e(gpugrad.tensor([1.0]))
     with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
         nn.Embedding(3, 2, padding_idx=3)
+
+
+# -- more losses ----------------------------------------------------------------------------------
+def test_regression_and_probability_losses_exact_values():
+    x, t = f64([0.2, 0.9, 0.5]), f64([0.0, 1.0, 1.0])
+    assert nn.L1Loss()(x, t).item() == pytest.approx((0.2 + 0.1 + 0.5) / 3)
+    d = np.array([0.2, -0.1, -0.5])
+    want = np.where(np.abs(d) < 0.3, 0.5 * d * d / 0.3, np.abs(d) - 0.15).sum()
+    assert nn.SmoothL1Loss(reduction="sum", beta=0.3)(x, t).item() == pytest.approx(want)
+    want = np.where(np.abs(d) < 0.3, 0.5 * d * d, 0.3 * (np.abs(d) - 0.15))
+    np.testing.assert_allclose(nn.HuberLoss("none", 0.3)(x, t).numpy(), want, rtol=1e-12)
+    bce = -(np.log(0.8) + np.log(0.9) + np.log(0.5)) / 3
+    assert nn.BCELoss()(x, t).item() == pytest.approx(bce, rel=1e-12)
+    # log clamped at -100: a certain wrong answer costs 100, not inf
+    assert F.binary_cross_entropy(f64([0.0]), f64([1.0])).item() == 100.0
+    l1 = F.smooth_l1_loss(f64([0.2, 0.9, 0.5], requires_grad=True), t, beta=0.0)
+    assert l1.grad_fn.name() == "MeanBackward0"   # the L1 loss then, graph included
+    assert l1.item() == pytest.approx((0.2 + 0.1 + 0.5) / 3)
+
+
+def test_bce_and_robust_loss_errors():
+    with pytest.raises(RuntimeError, match="^all elements of input should be between 0 and 1$"):
+        F.binary_cross_entropy(f64([1.5]), f64([1.0]))
+    with pytest.raises(ValueError, match=re.escape(
+            "Using a target size (gpugrad.Size([2])) that is different to the input size "
+            "(gpugrad.Size([1])) is deprecated. Please ensure they have the same size.")):
+        F.binary_cross_entropy(f64([0.5]), f64([1.0, 0.0]))
+    with pytest.raises(RuntimeError, match="^huber_loss does not support non-positive values"):
+        F.huber_loss(f64([0.5]), f64([1.0]), delta=0)
+    with pytest.warns(UserWarning, match="Using a target size"):
+        F.l1_loss(f64([[0.5], [1.0]]), f64([1.0]))

@@ -237,3 +237,21 @@ def test_schedules_match_pytorch(make):
             out.append(opt.param_groups[0]["lr"])
         return out
     np.testing.assert_allclose(lrs(gpugrad), lrs(torch), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("l1_loss", {}), ("smooth_l1_loss", dict(beta=0.3)), ("smooth_l1_loss", dict(beta=0.0)),
+    ("huber_loss", dict(delta=0.2)), ("binary_cross_entropy", dict(reduction="sum"))])
+def test_more_losses_match_pytorch(name, kw):
+    rng = np.random.default_rng(3)
+    x, t = rng.uniform(0.05, 0.95, (3, 4)), rng.uniform(0, 1, (3, 4))
+    xo, to = gpugrad.tensor(x, requires_grad=True), gpugrad.tensor(t, requires_grad=True)
+    xt, tt = torch.tensor(x, requires_grad=True), torch.tensor(t, requires_grad=True)
+    yo = getattr(gpugrad.nn.functional, name)(xo, to, **kw)
+    yt = getattr(torch.nn.functional, name)(xt, tt, **kw)
+    assert yo.grad_fn.name() == yt.grad_fn.name()
+    yo.backward()
+    yt.backward()
+    assert yo.item() == pytest.approx(yt.item(), rel=1e-12)
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(to.grad.numpy(), tt.grad.numpy(), rtol=1e-10)

@@ -22,7 +22,16 @@ from .layers import (
     Softmax,
     Tanh,
 )
-from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import Module
 from .parameter import Parameter
 
@@ -30,4 +39,5 @@ __all__ = ["Module", "Parameter", "Linear", "LayerNorm", "BatchNorm1d", "BatchNo
            "Embedding",
            "Identity", "Flatten", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
            "Softmax", "LogSoftmax", "Dropout", "Sequential", "ModuleList", "MSELoss", "NLLLoss",
-           "CrossEntropyLoss", "BCEWithLogitsLoss", "functional", "init", "utils"]
+           "CrossEntropyLoss", "BCEWithLogitsLoss", "BCELoss", "L1Loss",
+           "SmoothL1Loss", "HuberLoss", "functional", "init", "utils"]

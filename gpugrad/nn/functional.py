@@ -6,14 +6,24 @@ import warnings
 from .._creation import rand, zeros
 from ..ops import activation, pointwise, reduce
 from ..ops.linalg import linear
-from ..ops.loss import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
+from ..ops.loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
 from ..ops.norm import batch_norm, layer_norm
 from ..ops.select import embedding
 from ..tensor_inplace import inplace as _inplace
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "softplus",
            "softmax", "log_softmax", "dropout", "mse_loss", "nll_loss", "cross_entropy",
-           "binary_cross_entropy_with_logits", "one_hot", "layer_norm", "batch_norm", "embedding"]
+           "binary_cross_entropy_with_logits", "one_hot", "layer_norm", "batch_norm",
+           "embedding", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy"]
 
 tanh = pointwise.tanh
 sigmoid = activation.sigmoid

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .. import kernels
+from .. import _backend, kernels
 from .._backend import xp_of
 from ._op import Op, _device_error
 from .reduce import log_softmax
@@ -163,6 +163,77 @@ class BinaryCrossEntropyWithLogitsBackward0(Op):
         return gx, gt
 
 
+class SmoothL1LossBackward0(Op):
+    """y = 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta   (d = x - t)"""
+    __slots__ = ("beta", "scale")
+    saves = (0, 1)
+    saved_names = ("self", "target")
+    broadcasts = True
+
+    def forward(self, xp, x, t, reduction="mean", beta=1.0):
+        d = x - t
+        ad = xp.abs(d)
+        loss = xp.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+        self.beta = beta
+        self.scale = 1.0 / max(loss.size, 1) if reduction == "mean" else 1.0
+        return _reduce(xp, loss.astype(d.dtype, copy=False), reduction)
+
+    def backward(self, F, gy, x, t):
+        d = x - t
+        g = F.minimum(F.maximum(d / self.beta, -1.0), 1.0) * (gy * self.scale)   # clipped
+        need = self.needs_input_grad
+        return (g if need[0] else None), (-g if need[1] else None)
+
+
+class HuberLossBackward0(Op):
+    """y = 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)   (d = x - t)"""
+    __slots__ = ("delta", "scale")
+    saves = (0, 1)
+    saved_names = ("self", "target")
+    broadcasts = True
+
+    def forward(self, xp, x, t, reduction="mean", delta=1.0):
+        d = x - t
+        ad = xp.abs(d)
+        loss = xp.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+        self.delta = delta
+        self.scale = 1.0 / max(loss.size, 1) if reduction == "mean" else 1.0
+        return _reduce(xp, loss.astype(d.dtype, copy=False), reduction)
+
+    def backward(self, F, gy, x, t):
+        g = F.minimum(F.maximum(x - t, -self.delta), self.delta) * (gy * self.scale)
+        need = self.needs_input_grad
+        return (g if need[0] else None), (-g if need[1] else None)
+
+
+class BinaryCrossEntropyBackward0(Op):
+    """y = -w (t log x + (1 - t) log(1 - x)), each log clamped at -100 (as PyTorch)"""
+    __slots__ = ("weight", "scale")
+    saves = (0, 1)
+    saved_names = ("self", "target")
+    temps = ("weight",)
+
+    def forward(self, xp, x, t, weight=None, reduction="mean"):
+        loss = -(t * xp.maximum(xp.log(x), -100) + (1 - t) * xp.maximum(xp.log1p(-x), -100))
+        if weight is not None:
+            loss = loss * weight
+        self.weight = weight
+        self.scale = 1.0 / max(loss.size, 1) if reduction == "mean" else 1.0
+        return _reduce(xp, loss.astype(x.dtype, copy=False), reduction)
+
+    def backward(self, F, gy, x, t):
+        g = gy * self.scale if self.scale != 1.0 else gy
+        if self.weight is not None:
+            g = g * self.weight
+        need = self.needs_input_grad
+        gx = gt = None
+        if need[0]:   # PyTorch's form: (x - t) / max(x (1 - x), 1e-12)
+            gx = (x - t) / F.maximum(x * (1 - x), 1e-12) * g
+        if need[1]:
+            gt = (F.maximum(F.log(1 - x), -100) - F.maximum(F.log(x), -100)) * g
+        return gx, gt
+
+
 # -- public functions ---------------------------------------------------------------------------
 def _check_reduction(reduction):
     if reduction not in _REDUCTIONS:
@@ -286,4 +357,62 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                     pos_weight=_array(pos_weight, input, op, input.dtype), reduction=reduction)
 
 
-OPS = [MseLossBackward0, NllLossBackward0, BinaryCrossEntropyWithLogitsBackward0]
+def _same_size(input, target):
+    if input.shape != target.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=3)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """mean |input - target| (PyTorch's graph: MeanBackward0 <- AbsBackward0 <- SubBackward0)"""
+    from .pointwise import abs as _abs
+    from .reduce import mean, sum
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _same_size(input, target)
+    d = _abs(input - target)
+    return d if reduction == "none" else mean(d) if reduction == "mean" else sum(d)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:   # PyTorch computes the L1 loss then, graph included
+        return l1_loss(input, target, reduction=reduction)
+    _same_size(input, target)
+    return SmoothL1LossBackward0.apply(input, target, reduction=reduction, beta=float(beta))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _same_size(input, target)
+    return HuberLossBackward0.apply(input, target, reduction=reduction, delta=float(delta))
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-mean(t log x + (1 - t) log(1 - x)) of probabilities ``input`` in [0, 1]."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the "
+                         "same size.")
+    if isinstance(input._data, np.ndarray) and input.numel() and not (
+            (input._data >= 0) & (input._data <= 1)).all():   # on a GPU: a sync every step
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    op = BinaryCrossEntropyBackward0
+    w = _array(weight, input, op, input.dtype)
+    if w is not None:
+        w = _backend.xp_of(w).broadcast_to(w, input.shape)
+    return op.apply(input, target, weight=w, reduction=reduction)
+
+
+OPS = [MseLossBackward0, NllLossBackward0, BinaryCrossEntropyWithLogitsBackward0,
+       SmoothL1LossBackward0, HuberLossBackward0, BinaryCrossEntropyBackward0]
