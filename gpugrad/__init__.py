@@ -17,6 +17,7 @@ from ._creation import (
     arange,
     as_dtype,
     as_tensor,
+    bernoulli,
     bool,
     default_generator,
     double,
@@ -41,12 +42,14 @@ from ._creation import (
     linspace,
     long,
     manual_seed,
+    multinomial,
     normal,
     ones,
     ones_like,
     rand,
     rand_like,
     randint,
+    randint_like,
     randn,
     randn_like,
     randperm,
@@ -69,6 +72,22 @@ from .autograd import (
 )
 from .ops.activation import relu, sigmoid
 from .ops.einsum import einsum
+from .ops.extra import (
+    addcdiv,
+    addcmul,
+    arctan2,
+    atan2,
+    broadcast_tensors,
+    count_nonzero,
+    isclose,
+    lerp,
+    masked_select,
+    meshgrid,
+    moveaxis,
+    movedim,
+    nonzero,
+    ravel,
+)
 from .ops.linalg import addmm, bmm, dot, matmul, mm, mv
 from .ops.pointwise import (
     abs,

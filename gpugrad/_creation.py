@@ -312,6 +312,55 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         .astype(d, copy=False)), requires_grad)
 
 
+_truth = builtins.bool   # this module defines ``bool`` (the dtype)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
+                   device=device or input.device, requires_grad=requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """1 with probability ``input`` (or ``p``) per entry, else 0; ``input``'s dtype."""
+    xp = _backend.xp_of(input._data)
+    probs = input._data if p is None else xp.asarray(p)
+    if probs.size and not _truth(((probs >= 0) & (probs <= 1)).all()):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    u = (generator or default_generator)._rng(xp).random(input._data.shape)
+    return Tensor._make((u < probs).astype(input.dtype, copy=False))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Category indices drawn by the (unnormalised) weights of each row of ``input``."""
+    w = input._data
+    if w.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    xp = _backend.xp_of(w)
+    rows = w.reshape(1, -1) if w.ndim == 1 else w
+    if _truth((rows < 0).any()) or not _truth(xp.isfinite(rows).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    positive = (rows > 0).sum(axis=1)
+    if _truth((positive == 0).any()):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and (num_samples > rows.shape[1] or _truth((positive < num_samples).any())):
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement" if num_samples > rows.shape[1] else
+                           "invalid multinomial distribution (with replacement=False, not "
+                           "enough non-negative category to sample)")
+    rng = (generator or default_generator)._rng(xp)
+    if replacement:   # inverse CDF: how many cumulative weights lie at or below u
+        cdf = xp.cumsum(rows, axis=1, dtype=np.float64)
+        u = rng.random((rows.shape[0], num_samples)) * cdf[:, -1:]
+        out = (cdf[:, None, :] <= u[:, :, None]).sum(axis=2)
+        out = xp.minimum(out, rows.shape[1] - 1)
+    else:             # Gumbel top-k: the k largest log w + Gumbel noise, a draw without return
+        with np.errstate(divide="ignore"):
+            keys = xp.log(rows.astype(np.float64)) - xp.log(-xp.log(rng.random(rows.shape)))
+        out = xp.argsort(-keys, axis=1)[:, :num_samples]
+    out = out.astype(np.int64, copy=False)
+    return Tensor._make(out[0] if w.ndim == 1 else out)
+
+
 def randperm(n, *, generator=None, dtype=None, device=None):
     gen = generator or default_generator
     d = as_dtype(dtype) or int64

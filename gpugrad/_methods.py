@@ -6,6 +6,7 @@ import numpy as np
 from . import _backend
 from ._creation import as_dtype
 from .ops import activation as act
+from .ops import extra as ex
 from .ops import index, linalg, reduce, shape
 from .ops import pointwise as pw
 from .ops import select as sel
@@ -200,6 +201,14 @@ def _install():
         "repeat": sel.repeat, "narrow": sel.narrow, "outer": sel.outer,
         "masked_fill_": lambda s, mask, value: inplace(
             s, lambda t: sel.masked_fill(t, mask, value)),
+        "atan2": ex.atan2, "arctan2": ex.atan2, "lerp": ex.lerp, "addcmul": ex.addcmul,
+        "addcdiv": ex.addcdiv, "masked_select": ex.masked_select, "ravel": ex.ravel,
+        "movedim": ex.movedim, "moveaxis": ex.movedim, "nonzero": ex.nonzero,
+        "isclose": ex.isclose, "count_nonzero": ex.count_nonzero,
+        "bernoulli": lambda s, p=None, *, generator=None: _creation_fn("bernoulli")(
+            s, p, generator=generator),
+        "multinomial": lambda s, n, replacement=False, *, generator=None: _creation_fn(
+            "multinomial")(s, n, replacement, generator=generator),
         "type_as": lambda s, o: _to(s, o.dtype),
         "stride": _stride,
         "new_full": lambda s, size, fill_value, dtype=None, device=None, requires_grad=False:
@@ -223,6 +232,11 @@ def _install():
         setattr(T, name, fn)
     T.T = property(lambda s: shape.permute(s, *range(s.ndim)[::-1]))
     T.mT = property(lambda s: shape.transpose(s, -2, -1))
+
+
+def _creation_fn(name):
+    from . import _creation
+    return getattr(_creation, name)
 
 
 def _stride(s, dim=None):

@@ -151,3 +151,73 @@ def test_tensor_helpers_stride_new_full_type_as_and_logic(device):
     assert gpugrad.isfinite(y).tolist() == [True, False, False]
     assert gpugrad.any(y > 1).item() is True and gpugrad.all(y > 0).item() is False   # nan
     assert gpugrad.logical_and(y > 0, y < 2).tolist() == [True, False, False]
+
+
+# -- composites, logic, sampling ---------------------------------------------------------------
+def test_shape_composites_record_pytorchs_nodes(device):
+    x = t(np.arange(6.0).reshape(2, 3), device, True)
+    assert x.ravel().grad_fn.name() == "ViewBackward0"
+    m = gpugrad.movedim(t(np.zeros((2, 3, 4)), device), (0, 1), (2, 0))
+    assert m.shape == (3, 4, 2)
+    assert x.movedim(0, 1).grad_fn.name() == "PermuteBackward0"
+    with pytest.raises(RuntimeError, match=re.escape("movedim: Invalid source or destination")):
+        x.movedim((0, 1), 0)
+    a, b = t([1.0, 2.0, 3.0], device, True), t([10.0, 20.0], device)
+    gi, gj = gpugrad.meshgrid(a, b, indexing="ij")
+    assert gi.shape == (3, 2) and to_numpy(gj).tolist() == [[10.0, 20.0]] * 3
+    gx, gy = gpugrad.meshgrid(a, b, indexing="xy")
+    assert gx.shape == (2, 3) and to_numpy(gx).tolist() == [[1.0, 2.0, 3.0]] * 2
+    assert gi.grad_fn.name() == "ExpandBackward0"
+    gi.sum().backward()
+    assert to_numpy(a.grad).tolist() == [2.0, 2.0, 2.0]
+    with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+        gpugrad.meshgrid(a, b)
+    p, q = gpugrad.broadcast_tensors(x, t([1.0, 2.0, 3.0], device))
+    assert p is x and q.shape == (2, 3) and q.grad_fn is None
+
+
+def test_masked_select_and_nonzero(device):
+    x = t([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], device, True)
+    m = x.masked_select(x > 0)
+    assert to_numpy(m).tolist() == [1.0, 3.0, 4.0, 5.0]
+    m.sum().backward()
+    assert to_numpy(x.grad).tolist() == [[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]
+    row = t([1.0, 2.0, 3.0], device, True)   # broadcast against a (2, 3) mask: gradients add up
+    row.masked_select(gpugrad.tensor(np.array([[True, False, True]] * 2),
+                                     device=device)).sum().backward()
+    assert to_numpy(row.grad).tolist() == [2.0, 0.0, 2.0]
+    z = idx([[0, 1], [2, 0]], device)
+    assert gpugrad.nonzero(z).tolist() == [[0, 1], [1, 0]]
+    assert [i.tolist() for i in z.nonzero(as_tuple=True)] == [[0, 1], [1, 0]]
+    assert gpugrad.count_nonzero(z, 0).tolist() == [1, 1] and z.count_nonzero().item() == 2
+    assert gpugrad.isclose(t([1.0, 2.0], device), t([1.0 + 1e-9, 2.1], device)).tolist() == [
+        True, False]
+    with pytest.raises(RuntimeError, match="masked_select: expected BoolTensor for mask"):
+        x.masked_select(t([1.0], device))
+
+
+def test_bernoulli_and_multinomial_draw_from_the_right_distribution(device):
+    gpugrad.manual_seed(3)
+    probs = t(np.full(20000, 0.3), device)
+    draws = gpugrad.bernoulli(probs)
+    assert set(np.unique(to_numpy(draws))) <= {0.0, 1.0} and draws.dtype == gpugrad.float64
+    assert abs(to_numpy(draws).mean() - 0.3) < 0.02
+    counts = np.bincount(to_numpy(gpugrad.multinomial(t([1.0, 2.0, 7.0], device), 20000, True)),
+                         minlength=3) / 20000
+    np.testing.assert_allclose(counts, [0.1, 0.2, 0.7], atol=0.02)
+    firsts = np.bincount(to_numpy(gpugrad.multinomial(
+        t(np.tile([1.0, 1.0, 0.0, 5.0], (4000, 1)), device), 2))[:, 0], minlength=4) / 4000
+    np.testing.assert_allclose(firsts, [1 / 7, 1 / 7, 0.0, 5 / 7], atol=0.03)
+    rows = to_numpy(gpugrad.multinomial(t(np.ones((50, 4)), device), 4))
+    assert all(sorted(r) == [0, 1, 2, 3] for r in rows)   # without replacement: a permutation
+    r = gpugrad.randint_like(t(np.zeros(1000), device), 3, 6)
+    assert set(np.unique(to_numpy(r))) == {3.0, 4.0, 5.0} and r.dtype == gpugrad.float64
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.")):
+        gpugrad.bernoulli(t([1.5], device))
+    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
+        gpugrad.multinomial(t([1.0, 1.0], device), 3)
+    with pytest.raises(RuntimeError, match="not enough non-negative category to sample"):
+        gpugrad.multinomial(t([1.0, 0.0, 0.0], device), 2)
+    with pytest.raises(RuntimeError, match="probability tensor contains either"):
+        gpugrad.multinomial(t([1.0, -1.0], device), 1)

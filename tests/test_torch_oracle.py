@@ -255,3 +255,23 @@ def test_more_losses_match_pytorch(name, kw):
     assert yo.item() == pytest.approx(yt.item(), rel=1e-12)
     np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-10)
     np.testing.assert_allclose(to.grad.numpy(), tt.grad.numpy(), rtol=1e-10)
+
+
+def test_extra_ops_match_pytorch_graph_values_and_gradients():
+    rng = np.random.default_rng(21)
+    arrays = [rng.standard_normal(s) for s in ((2, 3), (3,), (2, 1))]
+
+    def f(mod, x, y, w):
+        return (mod.atan2(x, y) + mod.lerp(x, y, 0.3) + mod.lerp(x, y, w)
+                + mod.addcmul(x, y, w, value=0.5) + mod.addcdiv(x, x, y * y + 1, value=2)
+                ).sum() + x.masked_select(x > 0).sum() + x.ravel()[1] + x.movedim(0, 1)[2, 1]
+
+    outs = []
+    for mod in (gpugrad, torch):
+        ts = [mod.tensor(a, requires_grad=True) for a in arrays]
+        y = f(mod, *ts)
+        y.backward()
+        outs.append((y.item(), [t.grad.numpy() for t in ts]))
+    assert outs[0][0] == pytest.approx(outs[1][0], rel=1e-12)
+    for a, b in zip(outs[0][1], outs[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

@@ -1,9 +1,22 @@
 """Every differentiable op, one class each (see ``_op.Op``)."""
-from . import _op, activation, index, linalg, loss, norm, pointwise, reduce, select, shape, unary
+from . import (
+    _op,
+    activation,
+    extra,
+    index,
+    linalg,
+    loss,
+    norm,
+    pointwise,
+    reduce,
+    select,
+    shape,
+    unary,
+)
 
 REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
-                      select)
+                      select, extra)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():
