@@ -69,7 +69,8 @@ class _Writer:
         if a.dtype.kind not in "biufc":
             raise TypeError(f"gpugrad.save: cannot save arrays of dtype {a.dtype}")
         name = f"t{len(self.arrays)}"
-        self.arrays[name] = np.ascontiguousarray(a)
+        # NOTE: not np.ascontiguousarray, which turns a 0-d array into shape (1,)
+        self.arrays[name] = a if a.flags.c_contiguous else a.copy(order="C")
         return {"tensor" if tensor else "ndarray": name}
 
 

@@ -31,6 +31,21 @@ def test_model_state_dict_round_trip(tmp_path):
     np.testing.assert_array_equal(model(x).detach().numpy(), twin(x).detach().numpy())
 
 
+def test_zero_dim_tensors_and_buffers_keep_their_shape(tmp_path):
+    # 0-d tensors (BatchNorm's num_batches_tracked, an Adam step) come back 0-d
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    model(gpugrad.randn(5, 3))
+    gpugrad.save({"model": model.state_dict(), "x": gpugrad.tensor(2.5),
+                  "a": np.array(1.5)}, tmp_path / "m.npz")
+    back = gpugrad.load(tmp_path / "m.npz")
+    assert back["x"].shape == () and back["x"].item() == 2.5 and back["a"].shape == ()
+    assert back["model"]["1.num_batches_tracked"].shape == ()
+    twin = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    twin.load_state_dict(back["model"])
+    assert twin[1].num_batches_tracked.item() == 1
+    np.testing.assert_array_equal(twin[1].running_mean.numpy(), model[1].running_mean.numpy())
+
+
 def test_nested_values_round_trip():
     t = gpugrad.tensor([1.5, -2.0], dtype=gpugrad.float64, requires_grad=True)
     obj = {"tensors": [t, gpugrad.tensor([1, 2]), gpugrad.tensor([True, False]),

@@ -124,7 +124,7 @@ class FlipBackward0(Op):
 
     def forward(self, xp, x, dims=()):
         self.axes = dims
-        return xp.ascontiguousarray(xp.flip(x, dims))
+        return xp.flip(x, dims).copy()   # a new array, as PyTorch's flip gives
 
     def backward(self, F, gy):
         g = F.flip(gy, self.axes)
