@@ -221,3 +221,13 @@ def test_bernoulli_and_multinomial_draw_from_the_right_distribution(device):
         gpugrad.multinomial(t([1.0, 0.0, 0.0], device), 2)
     with pytest.raises(RuntimeError, match="probability tensor contains either"):
         gpugrad.multinomial(t([1.0, -1.0], device), 1)
+
+
+def test_values_indices_results_print_as_pytorchs_return_types():
+    x = t([[1.0, 3.0], [2.0, 0.0]])
+    r = x.max(1)
+    assert repr(r) == ("gpugrad.return_types.max(\nvalues=tensor([3., 2.], "
+                       "dtype=gpugrad.float64),\nindices=tensor([1, 0]))")
+    assert type(x.topk(1)).__name__ == "topk" and type(x.sort()).__name__ == "sort"
+    values, indices = x.min(0)   # still a tuple
+    assert values.tolist() == [1.0, 0.0] and indices.tolist() == [0, 1] and r[0] is r.values

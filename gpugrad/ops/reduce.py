@@ -11,7 +11,22 @@ from .. import kernels
 from ..tensor import DEFAULT, Tensor
 from ._op import Op
 
-values_indices = namedtuple("return_types", ["values", "indices"])
+
+def _return_type(name):
+    """PyTorch's ``torch.return_types.<name>``: a (values, indices) named tuple, printed so."""
+    base = namedtuple(name, ["values", "indices"])
+
+    def __repr__(self):
+        return f"gpugrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__,
+                                "__module__": "gpugrad.return_types"})
+
+
+RETURN_TYPES = {n: _return_type(n) for n in ("max", "min", "sort", "topk")}
+
+
+def values_indices(values, indices, name="max"):
+    return RETURN_TYPES[name](values, indices)
 
 
 def _axes(dim, ndim):
@@ -384,6 +399,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def _max_min(full, per_dim, input, dim, keepdim, other):
+    name = "max" if full is MaxBackward1 else "min"
     if isinstance(dim, Tensor):  # max(a, b): elementwise
         other = dim
     if other is not None:
@@ -396,10 +412,10 @@ def _max_min(full, per_dim, input, dim, keepdim, other):
     if input.ndim == 0:
         from .._backend import xp_of
         zero = xp_of(input._data).zeros((), np.int64)
-        return values_indices(full.apply(input), Tensor._make(zero))
+        return values_indices(full.apply(input), Tensor._make(zero), name)
     values, idx = per_dim.apply(input, axis=axis, keepdims=keepdim)
     idx._rg, idx.grad_fn = False, None  # indices are not differentiable
-    return values_indices(values, idx)
+    return values_indices(values, idx, name)
 
 
 def max(input, dim=None, keepdim=False, *, other=None):

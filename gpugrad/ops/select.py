@@ -313,7 +313,8 @@ def _order(input, dim, descending):
 def sort(input, dim=-1, descending=False, stable=False):
     dim = input._dim(dim)
     idx = _order(input, dim, descending)
-    return values_indices(SortBackward0.apply(input, dim=dim, index=idx), Tensor._make(idx))
+    return values_indices(SortBackward0.apply(input, dim=dim, index=idx), Tensor._make(idx),
+                          "sort")
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -326,7 +327,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     idx = _order(input, dim, largest)
     idx = idx[(slice(None),) * dim + (slice(0, k),)]
-    return values_indices(TopkBackward0.apply(input, dim=dim, index=idx), Tensor._make(idx))
+    return values_indices(TopkBackward0.apply(input, dim=dim, index=idx), Tensor._make(idx),
+                          "topk")
 
 
 def repeat(input, *sizes):
