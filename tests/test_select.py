@@ -231,3 +231,16 @@ def test_values_indices_results_print_as_pytorchs_return_types():
     assert type(x.topk(1)).__name__ == "topk" and type(x.sort()).__name__ == "sort"
     values, indices = x.min(0)   # still a tuple
     assert values.tolist() == [1.0, 0.0] and indices.tolist() == [0, 1] and r[0] is r.values
+
+
+def test_shape_errors_of_the_new_ops_are_pytorchs(device):
+    a, b, c = t(np.ones((2, 3)), device), t(np.ones(4), device), t(np.ones(3), device)
+    mask4 = gpugrad.tensor(np.ones(4, dtype=bool), device=device)
+    for call, (x, y) in [
+            (lambda: gpugrad.atan2(a, b), (3, 4)), (lambda: gpugrad.lerp(a, b, 0.5), (3, 4)),
+            (lambda: gpugrad.addcmul(a, b, c), (3, 4)), (lambda: a.masked_select(mask4), (4, 3)),
+            (lambda: a.masked_fill(mask4, 1.0), (4, 3))]:
+        with pytest.raises(RuntimeError, match=re.escape(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                "non-singleton dimension 1")):
+            call()

@@ -103,6 +103,27 @@ def array_ns(a) -> ArrayNS:
     return ns
 
 
+def broadcast_error(e, arrays):
+    """PyTorch's message for shapes that do not broadcast (or operands of the wrong type)."""
+    odd = [a for a in arrays if not hasattr(a, "dtype") and not isinstance(a, (int, float, bool,
+                                                                                complex))]
+    if odd or isinstance(e, TypeError):
+        kinds = ", ".join(sorted({type(a).__name__ for a in arrays if not hasattr(a, "shape")}
+                                 | {str(a.dtype) for a in arrays if hasattr(a, "dtype")}))
+        return TypeError(f"unsupported operand type(s) for this op: {kinds}")
+    shapes = [tuple(a.shape) for a in arrays if hasattr(a, "shape")]
+    for i, a in enumerate(shapes):   # the first pair that does not broadcast, as PyTorch names it
+        for b in shapes[i + 1:]:
+            n = max(len(a), len(b))
+            pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+            for d in range(n - 1, -1, -1):
+                if pa[d] != pb[d] and 1 not in (pa[d], pb[d]):
+                    return RuntimeError(
+                        f"The size of tensor a ({pa[d]}) must match the size of tensor b "
+                        f"({pb[d]}) at non-singleton dimension {d}")
+    return RuntimeError(str(e))
+
+
 def out_of_memory(e, where):
     """CuPy's (or numpy's) allocation failure as gpugrad's error naming the size asked for."""
     import re
@@ -290,6 +311,8 @@ class Op(Node):
 
     def bad_input(self, e, arrays, kw):
         """Turn an array-library error into a gpugrad error naming the op (ops refine it)."""
+        if self.broadcasts and "broadcast" in str(e):
+            return broadcast_error(e, arrays)
         shapes = ", ".join(str(list(a.shape)) for a in arrays if hasattr(a, "shape"))
         return RuntimeError(f"{self.fn_name()}: invalid input ({shapes}): {e}")
 

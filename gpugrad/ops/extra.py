@@ -9,7 +9,7 @@ import numpy as np
 
 from .._backend import xp_of
 from ..tensor import Tensor
-from ._op import Op, unbroadcast
+from ._op import Op, broadcast_error, unbroadcast
 from .select import _data
 
 
@@ -101,6 +101,9 @@ class MaskedSelectBackward0(Op):
         self.shape, self.full = x.shape, full
         self.where = xp.nonzero(xp.broadcast_to(mask, full))
         return xp.broadcast_to(x, full)[self.where]
+
+    def bad_input(self, e, arrays, kw):
+        return broadcast_error(e, [kw["mask"], arrays[0]])
 
     def backward(self, F, gy):
         return unbroadcast(F, F.index_add(self.full, self.where, gy), self.shape)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _backend, kernels
 from ..tensor import DEFAULT, Tensor
-from ._op import Op, direct
+from ._op import Op, broadcast_error, direct
 
 
 def _float(xp, x):
@@ -397,27 +397,6 @@ class WhereBackward0(Op):
 
     def bad_input(self, e, arrays, kw):
         return broadcast_error(e, [kw.get("cond")] + list(arrays))
-
-
-def broadcast_error(e, arrays):
-    """PyTorch's message for shapes that do not broadcast (or operands of the wrong type)."""
-    odd = [a for a in arrays if not hasattr(a, "dtype") and not isinstance(a, (int, float, bool,
-                                                                                complex))]
-    if odd or isinstance(e, TypeError):
-        kinds = ", ".join(sorted({type(a).__name__ for a in arrays if not hasattr(a, "shape")}
-                                 | {str(a.dtype) for a in arrays if hasattr(a, "dtype")}))
-        return TypeError(f"unsupported operand type(s) for this op: {kinds}")
-    shapes = [tuple(a.shape) for a in arrays if hasattr(a, "shape")]
-    if len(shapes) >= 2:
-        a, b = shapes[0], shapes[1]
-        n = max(len(a), len(b))
-        pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-        for d in range(n - 1, -1, -1):
-            if pa[d] != pb[d] and 1 not in (pa[d], pb[d]):
-                return RuntimeError(
-                    f"The size of tensor a ({pa[d]}) must match the size of tensor b ({pb[d]}) "
-                    f"at non-singleton dimension {d - n + max(len(a), len(b))}")
-    return RuntimeError(str(e))
 
 
 # -- public functions ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .._backend import xp_of
 from ..tensor import Tensor
-from ._op import Op
+from ._op import Op, broadcast_error
 from .reduce import values_indices
 
 _TORCH_DTYPE = {"float32": "float", "float64": "double", "float16": "half", "int64": "long",
@@ -97,6 +97,9 @@ class MaskedFillBackward0(Op):
         self.keep = (~m).astype(x.dtype)
         return xp.where(m, xp.asarray(value, dtype=x.dtype), x)
 
+    def bad_input(self, e, arrays, kw):
+        return broadcast_error(e, [kw["mask"], arrays[0]])
+
     def backward(self, F, gy):
         return gy * self.keep
 
@@ -110,6 +113,9 @@ class MaskedFillBackward1(Op):
         m = xp.broadcast_to(mask, x.shape)
         self.keep = (~m).astype(x.dtype)
         return xp.where(m, value.astype(x.dtype), x)
+
+    def bad_input(self, e, arrays, kw):
+        return broadcast_error(e, [kw["mask"], arrays[0]])
 
     def backward(self, F, gy):
         need = self.needs_input_grad
