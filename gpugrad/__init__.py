@@ -79,14 +79,19 @@ from .ops.extra import (
     atan2,
     broadcast_tensors,
     count_nonzero,
+    diag,
     isclose,
     lerp,
     masked_select,
+    median,
     meshgrid,
     moveaxis,
     movedim,
     nonzero,
     ravel,
+    std_mean,
+    trace,
+    var_mean,
 )
 from .ops.linalg import addmm, bmm, dot, matmul, mm, mv
 from .ops.pointwise import (

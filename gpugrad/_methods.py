@@ -204,7 +204,8 @@ def _install():
         "atan2": ex.atan2, "arctan2": ex.atan2, "lerp": ex.lerp, "addcmul": ex.addcmul,
         "addcdiv": ex.addcdiv, "masked_select": ex.masked_select, "ravel": ex.ravel,
         "movedim": ex.movedim, "moveaxis": ex.movedim, "nonzero": ex.nonzero,
-        "isclose": ex.isclose, "count_nonzero": ex.count_nonzero,
+        "isclose": ex.isclose, "count_nonzero": ex.count_nonzero, "trace": ex.trace,
+        "diag": ex.diag, "median": ex.median,
         "bernoulli": lambda s, p=None, *, generator=None: _creation_fn("bernoulli")(
             s, p, generator=generator),
         "multinomial": lambda s, n, replacement=False, *, generator=None: _creation_fn(

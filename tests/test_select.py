@@ -244,3 +244,29 @@ def test_shape_errors_of_the_new_ops_are_pytorchs(device):
                 f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
                 "non-singleton dimension 1")):
             call()
+
+
+def test_trace_diag_median_and_moments(device):
+    x = t(np.arange(12.0).reshape(3, 4), device, True)
+    assert gpugrad.trace(x).item() == 0.0 + 5.0 + 10.0
+    assert to_numpy(gpugrad.diag(x, 1)).tolist() == [1.0, 6.0, 11.0]
+    assert to_numpy(x.diag(-1)).tolist() == [4.0, 9.0]
+    d = gpugrad.diag(t([1.0, 2.0], device, True), 1)
+    assert to_numpy(d).tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]
+    m = t([[3.0, 1.0, 2.0, 0.0], [5.0, 4.0, 7.0, 6.0]], device, True)
+    assert m.median().item() == 3.0   # the lower of the two middle values, as PyTorch
+    r = m.median(1)
+    assert type(r).__name__ == "median" and to_numpy(r.values).tolist() == [1.0, 5.0]
+    assert to_numpy(r.indices).tolist() == [1, 0]
+    assert m.median(1, keepdim=True).values.shape == (2, 1)
+    r.values.sum().backward()
+    assert to_numpy(m.grad).tolist() == [[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]]
+    s, mu = gpugrad.std_mean(m, 1)
+    np.testing.assert_allclose(to_numpy(s), np.std(to_numpy(m), 1, ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(mu), [1.5, 5.5])
+    v, mu = gpugrad.var_mean(m)
+    assert v.item() == pytest.approx(np.var(to_numpy(m), ddof=1)) and mu.item() == 3.5
+    with pytest.raises(RuntimeError, match="^trace: expected a matrix, but got tensor with dim 1"):
+        gpugrad.trace(t([1.0], device))
+    with pytest.raises(RuntimeError, match=r"^diag\(\): Supports 1D or 2D tensors. Got 3D"):
+        gpugrad.diag(t(np.ones((2, 2, 2)), device))

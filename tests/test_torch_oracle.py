@@ -99,6 +99,9 @@ EXPRESSIONS = {
         + (L["x"].gather(1, mod.tensor([[0, 2], [1, 1]])) ** 2).sum()
         + (L["x"].index_select(1, mod.tensor([2, 0, 2])) ** 3).sum() + L["x"].roll(1, 1)[0, 0]
         + L["x"].masked_fill(L["x"] < 0, L["s"]).sum() + mod.outer(L["w"], L["v"]).sum()),
+    "matrix_stats": lambda mod, L: (
+        mod.trace(L["m"].t() @ L["m"]) + mod.diag(L["x"], 1).sum() * 2
+        + (mod.diag(L["w"], 1) ** 2).sum() + L["x"].median() * 3 + L["x"].median(1).values.sum()),
     "unary_more": lambda mod, L: (
         mod.log1p(L["x"].abs()) + mod.expm1(L["x"]) + mod.tan(L["x"] * 0.5) + mod.sinh(L["x"])
         + mod.cosh(L["x"]) + mod.asin(L["x"] * 0.5) + mod.acos(L["x"] * 0.5)

@@ -10,7 +10,7 @@ import numpy as np
 from .._backend import xp_of
 from ..tensor import Tensor
 from ._op import Op, broadcast_error, unbroadcast
-from .select import _data
+from .select import _along, _data, _Scatter
 
 
 class Atan2Backward0(Op):
@@ -107,6 +107,124 @@ class MaskedSelectBackward0(Op):
 
     def backward(self, F, gy):
         return unbroadcast(F, F.index_add(self.full, self.where, gy), self.shape)
+
+
+class TraceBackward0(Op):
+    """y = sum of the main diagonal of a matrix"""
+    __slots__ = ("eye",)
+    temps = ("eye",)
+
+    def forward(self, xp, x):
+        self.eye = xp.eye(*x.shape, dtype=x.dtype)
+        return xp.trace(x)
+
+    def backward(self, F, gy):
+        return gy * self.eye
+
+
+def _diagonal_index(xp, rows, cols, offset):
+    """(row indices, column indices) of diagonal ``offset`` of a rows x cols matrix."""
+    n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    i = xp.arange(n)
+    return (i, i + offset) if offset >= 0 else (i - offset, i)
+
+
+class DiagEmbedBackward0(Op):
+    """y = the square matrix with vector x on diagonal ``offset``, zeros elsewhere"""
+    __slots__ = ("where",)
+    temps = ("where",)
+
+    def forward(self, xp, v, diagonal=0):
+        n = v.shape[0] + abs(diagonal)
+        self.where = _diagonal_index(xp, n, n, diagonal)
+        y = xp.zeros((n, n), dtype=v.dtype)
+        y[self.where] = v
+        return y
+
+    def backward(self, F, gy):
+        return gy[self.where]
+
+
+class DiagonalBackward0_copy(Op):  # noqa: N801  (PyTorch's node name)
+    """y = diagonal ``offset`` of matrix x, as a new vector"""
+    __slots__ = ("shape", "where")
+    temps = ("where",)
+
+    def forward(self, xp, x, diagonal=0):
+        self.shape, self.where = x.shape, _diagonal_index(xp, *x.shape, diagonal)
+        return x[self.where]
+
+    def backward(self, F, gy):
+        return F.index_add(self.shape, self.where, gy)
+
+
+class MedianBackward0(Op):
+    """y = the lower median of all entries of x"""
+    __slots__ = ("shape", "where")
+    temps = ("where",)
+
+    def forward(self, xp, x):
+        flat = x.reshape(-1)
+        k = xp.argsort(flat, kind="stable")[(flat.size - 1) // 2]
+        self.shape, self.where = x.shape, xp.unravel_index(k, x.shape)
+        return flat[k]
+
+    def backward(self, F, gy):
+        return F.index_add(self.shape, self.where, gy)
+
+
+class MedianBackward1(_Scatter):
+    """values of median(x, dim) (indices, kept dim, computed by the caller)"""
+    __slots__ = ("dim", "keepdim")
+
+    def forward(self, xp, x, dim=0, index=None, keepdim=False):
+        self.shape, self.where = x.shape, _along(xp, index, dim)
+        self.dim, self.keepdim = dim, keepdim
+        y = x[self.where]
+        return y if keepdim else y.squeeze(dim)
+
+    def backward(self, F, gy):
+        return _Scatter.backward(self, F, gy if self.keepdim else F.expand_dims(gy, self.dim))
+
+
+def trace(input):
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return TraceBackward0.apply(input)
+
+
+def diag(input, diagonal=0):
+    if input.ndim == 1:
+        return DiagEmbedBackward0.apply(input, diagonal=diagonal)
+    if input.ndim == 2:
+        return DiagonalBackward0_copy.apply(input, diagonal=diagonal)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (of all entries, or along ``dim`` with its indices)."""
+    if dim is None:
+        return MedianBackward0.apply(input)
+    from .reduce import values_indices
+    from .select import _order
+    d = input._dim(dim)
+    n = input.shape[d] if input.ndim else 1
+    pos = (slice(None),) * d + (slice((n - 1) // 2, (n - 1) // 2 + 1),)
+    idx = _order(input, d, False)[pos]
+    values = MedianBackward1.apply(input, dim=d, index=idx, keepdim=keepdim)
+    return values_indices(values, Tensor._make(idx if keepdim else idx.squeeze(d)), "median")
+
+
+def std_mean(input, dim=None, *, correction=1, keepdim=False):
+    from .reduce import mean, std
+    return std(input, dim, correction=correction, keepdim=keepdim), mean(
+        input, dim, keepdim=keepdim) if dim is not None else mean(input)
+
+
+def var_mean(input, dim=None, *, correction=1, keepdim=False):
+    from .reduce import mean, var
+    return var(input, dim, correction=correction, keepdim=keepdim), mean(
+        input, dim, keepdim=keepdim) if dim is not None else mean(input)
 
 
 def atan2(input, other):
@@ -225,4 +343,5 @@ def count_nonzero(input, dim=None):
 
 
 OPS = [Atan2Backward0, LerpBackward0, LerpBackward1, AddcmulBackward0, AddcdivBackward0,
-       MaskedSelectBackward0]
+       MaskedSelectBackward0, TraceBackward0, DiagEmbedBackward0, DiagonalBackward0_copy,
+       MedianBackward0, MedianBackward1]

@@ -22,7 +22,7 @@ def _return_type(name):
                                 "__module__": "gpugrad.return_types"})
 
 
-RETURN_TYPES = {n: _return_type(n) for n in ("max", "min", "sort", "topk")}
+RETURN_TYPES = {n: _return_type(n) for n in ("max", "min", "sort", "topk", "median")}
 
 
 def values_indices(values, indices, name="max"):
