@@ -753,3 +753,19 @@ def test_bce_and_robust_loss_errors():
         F.huber_loss(f64([0.5]), f64([1.0]), delta=0)
     with pytest.warns(UserWarning, match="Using a target size"):
         F.l1_loss(f64([[0.5], [1.0]]), f64([1.0]))
+
+
+def test_more_activation_modules_and_in_place_forms():
+    x = f64([-2.0, -0.5, 0.5, 7.0])
+    np.testing.assert_allclose(nn.ELU(0.5)(x).numpy(), [0.5 * np.expm1(-2), 0.5 * np.expm1(-0.5),
+                                                         0.5, 7.0], rtol=1e-12)
+    assert nn.ReLU6()(x).tolist() == [0.0, 0.0, 0.5, 6.0]
+    assert nn.Hardtanh(-1.0, 1.0)(x).tolist() == [-1.0, -0.5, 0.5, 1.0]
+    np.testing.assert_allclose(nn.Mish()(x).numpy(),
+                               x.numpy() * np.tanh(np.log1p(np.exp(x.numpy()))), rtol=1e-12)
+    y = f64([-2.0, 3.0], requires_grad=True) * 1
+    assert F.elu(y, inplace=True) is y and y.grad_fn.name() == "EluBackward0"
+    z = f64([-2.0, 3.0])
+    assert F.relu6(z, inplace=True) is z and z.tolist() == [0.0, 3.0]
+    with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
+        F.hardtanh(z, 1.0, -1.0)

@@ -278,3 +278,19 @@ def test_extra_ops_match_pytorch_graph_values_and_gradients():
     assert outs[0][0] == pytest.approx(outs[1][0], rel=1e-12)
     for a, b in zip(outs[0][1], outs[1][1]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, kw", [("elu", dict(alpha=0.7)), ("hardtanh", dict(
+    min_val=-0.5, max_val=2.0)), ("relu6", {}), ("mish", {}), ("softplus", dict(beta=2.0))])
+def test_more_activations_match_pytorch(name, kw):
+    x = np.linspace(-3, 7, 23)
+    a, b = gpugrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ya = getattr(gpugrad.nn.functional, name)(a, **kw)
+    yb = getattr(torch.nn.functional, name)(b, **kw)
+    assert ya.grad_fn.name() == yb.grad_fn.name()
+    ya.sum().backward()
+    yb.sum().backward()
+    np.testing.assert_allclose(ya.detach().numpy(), yb.detach().numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-15)
+    for module in ("ELU", "Hardtanh", "ReLU6", "Softplus", "Mish"):
+        assert repr(getattr(gpugrad.nn, module)()) == repr(getattr(torch.nn, module)())

@@ -3,23 +3,28 @@ from __future__ import annotations
 
 from . import functional, init, utils
 from .layers import (
+    ELU,
     GELU,
     BatchNorm1d,
     BatchNorm2d,
     Dropout,
     Embedding,
     Flatten,
+    Hardtanh,
     Identity,
     LayerNorm,
     LeakyReLU,
     Linear,
     LogSoftmax,
+    Mish,
     ModuleList,
     ReLU,
+    ReLU6,
     Sequential,
     Sigmoid,
     SiLU,
     Softmax,
+    Softplus,
     Tanh,
 )
 from .loss import (
@@ -36,7 +41,7 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Linear", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
-           "Embedding",
+           "Embedding", "ELU", "Hardtanh", "ReLU6", "Softplus", "Mish",
            "Identity", "Flatten", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
            "Softmax", "LogSoftmax", "Dropout", "Sequential", "ModuleList", "MSELoss", "NLLLoss",
            "CrossEntropyLoss", "BCEWithLogitsLoss", "BCELoss", "L1Loss",

@@ -23,7 +23,8 @@ from ..tensor_inplace import inplace as _inplace
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "softplus",
            "softmax", "log_softmax", "dropout", "mse_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy_with_logits", "one_hot", "layer_norm", "batch_norm",
-           "embedding", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy"]
+           "embedding", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+           "elu", "hardtanh", "relu6", "mish"]
 
 tanh = pointwise.tanh
 sigmoid = activation.sigmoid
@@ -53,6 +54,24 @@ def silu(input, inplace=False):
 
 def softplus(input, beta=1.0, threshold=20.0):
     return activation.softplus(input, beta, threshold)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    f = lambda t: activation.elu(t, alpha)   # noqa: E731
+    return _inplace(input, f) if inplace else f(input)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    f = lambda t: activation.hardtanh(t, min_val, max_val)   # noqa: E731
+    return _inplace(input, f) if inplace else f(input)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def mish(input, inplace=False):
+    return _inplace(input, activation.mish) if inplace else activation.mish(input)
 
 
 def _softmax_dim(name, ndim, stacklevel):

@@ -127,6 +127,50 @@ class SoftplusBackward0(Op):
         return F.where(bx > self.threshold, gy, gy * s)
 
 
+class EluBackward0(Op):
+    """y = x where x > 0 else alpha (exp(x) - 1)"""
+    __slots__ = ("alpha",)
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x, alpha=1.0):
+        self.alpha = alpha
+        x = _float(xp, x)
+        return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0))).astype(x.dtype, copy=False)
+
+    def backward(self, F, gy, x):
+        return F.where(x > 0, gy, gy * (F.exp(x) * self.alpha))
+
+
+class HardtanhBackward0(Op):
+    """y = clamp(x, min_val, max_val)   (gradient 1 strictly inside, as PyTorch)"""
+    __slots__ = ("lo", "hi")
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x, min_val=-1.0, max_val=1.0):
+        self.lo, self.hi = min_val, max_val
+        return xp.clip(x, min_val, max_val)
+
+    def backward(self, F, gy, x):
+        return F.where((x > self.lo) & (x < self.hi), gy, gy * 0)
+
+
+class MishBackward0(Op):
+    """y = x tanh(softplus(x))"""
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        x = _float(xp, x)
+        return x * xp.tanh(xp.logaddexp(0, x)).astype(x.dtype, copy=False)
+
+    def backward(self, F, gy, x):
+        t = F.tanh(F.maximum(x, 0) + F.log(1 + F.exp(-F.abs(x))))   # tanh(softplus(x))
+        s = 0.5 * F.tanh(0.5 * x) + 0.5   # sigmoid(x), in both namespaces
+        return gy * (t + x * s * (1 - t * t))
+
+
 # -- public functions ---------------------------------------------------------------------------
 sigmoid = direct(SigmoidBackward0, 1, "sigmoid")
 
@@ -149,5 +193,19 @@ def softplus(input, beta=1.0, threshold=20.0):
     return SoftplusBackward0.apply(input, beta=beta, threshold=threshold)
 
 
+def elu(input, alpha=1.0):
+    return EluBackward0.apply(input, alpha=alpha)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return HardtanhBackward0.apply(input, min_val=min_val, max_val=max_val)
+
+
+def mish(input):
+    return MishBackward0.apply(input)
+
+
 OPS = [SigmoidBackward0, ReluBackward0, LeakyReluBackward0, GeluBackward0, SiluBackward0,
-       SoftplusBackward0]
+       SoftplusBackward0, EluBackward0, HardtanhBackward0, MishBackward0]
