@@ -31,6 +31,7 @@ class OpEntry:
     avoid: tuple = ()          # points inputs keep at least 0.1 away from (kinks, poles)
     eps: float = 1e-6          # finite-difference step of gradcheck
     grad_tols: dict = field(default_factory=dict)  # atol/rtol overrides for gradcheck
+    double_backward: bool = True   # False: create_graph over it raises NotImplementedError
 
 
 UNARY = (((2, 3),), ((),))
@@ -73,6 +74,21 @@ def _batch_norm_ref(x, eps=1e-5):
     axes = (0,) + tuple(range(2, x.ndim))
     d = x - x.mean(axis=axes, keepdims=True)
     return d / np.sqrt((d ** 2).mean(axis=axes, keepdims=True) + eps)
+
+
+def _conv2d_ref(x, w, b, stride, padding):
+    """Cross-correlation written out with loops over the output positions."""
+    sh, sw = (stride, stride) if isinstance(stride, int) else stride
+    ph, pw = (padding, padding) if isinstance(padding, int) else padding
+    xp_ = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    kh, kw = w.shape[2:]
+    oh, ow = (xp_.shape[2] - kh) // sh + 1, (xp_.shape[3] - kw) // sw + 1
+    y = np.zeros((x.shape[0], w.shape[0], oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = xp_[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw]
+            y[:, :, i, j] = np.einsum("ncij,ocij->no", patch, w)
+    return y if b is None else y + b[None, :, None, None]
 
 
 def _where(x, y):
@@ -472,6 +488,13 @@ OP_DB = [
     OpEntry("median_dim", lambda x: gpugrad.median(x, 1)[0],
             lambda x: np.sort(x, 1)[:, (x.shape[1] - 1) // 2], (((3, 4),),),
             ("MedianBackward1",)),
+    # convolution (no double backward: create_graph over it raises NotImplementedError)
+    OpEntry("conv2d", lambda x, w, b: gpugrad.nn.functional.conv2d(x, w, b, 2, 1),
+            lambda x, w, b: _conv2d_ref(x, w, b, 2, 1), (((2, 2, 5, 4), (3, 2, 3, 2), (3,)),),
+            ("ConvolutionBackward0",), double_backward=False),
+    OpEntry("conv1d", lambda x, w: gpugrad.nn.functional.conv1d(x, w, padding=1),
+            lambda x, w: _conv2d_ref(x[:, :, None], w[:, :, None], None, 1, (0, 1))[:, :, 0],
+            (((2, 2, 5), (3, 2, 3)),), ("ConvolutionBackward0",), double_backward=False),
     # normalisation
     OpEntry("layer_norm", lambda x, w, b: gpugrad.nn.functional.layer_norm(x, (4,), w, b),
             lambda x, w, b: _layer_norm_ref(x, 1) * w + b,

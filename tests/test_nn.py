@@ -769,3 +769,48 @@ def test_more_activation_modules_and_in_place_forms():
     assert F.relu6(z, inplace=True) is z and z.tolist() == [0.0, 3.0]
     with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
         F.hardtanh(z, 1.0, -1.0)
+
+
+# -- convolutions ---------------------------------------------------------------------------------
+def test_conv_modules_shapes_init_and_repr(device):
+    gpugrad.manual_seed(0)
+    c = nn.Conv2d(3, 4, 3, stride=2, padding=1).to(device)
+    assert repr(c) == "Conv2d(3, 4, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))"
+    bound = 1 / np.sqrt(3 * 9)
+    assert np.abs(c.weight.detach().cpu().numpy()).max() <= bound   # kaiming_uniform(a=sqrt 5)
+    y = c(gpugrad.randn(2, 3, 7, 6, device=device))
+    assert y.shape == (2, 4, 4, 3) and y.grad_fn.name() == "ConvolutionBackward0"
+    assert c(gpugrad.randn(3, 7, 6, device=device)).shape == (4, 4, 3)   # unbatched
+    same = nn.Conv2d(3, 2, 5, padding="same", bias=False).to(device)
+    assert repr(same).endswith("padding=same, bias=False)")
+    assert same(gpugrad.randn(1, 3, 6, 6, device=device)).shape == (1, 2, 6, 6)
+    c1 = nn.Conv1d(2, 3, 3).to(device)
+    assert repr(c1) == "Conv1d(2, 3, kernel_size=(3,), stride=(1,))"
+    out = c1(gpugrad.randn(4, 2, 9, device=device))
+    assert out.shape == (4, 3, 7)
+    out.sum().backward()
+    assert c1.weight.grad.shape == (3, 2, 3) and c1.bias.grad.shape == (3,)
+    np.testing.assert_allclose(c1.bias.grad.cpu().numpy(), [28.0] * 3)   # 4 samples x 7 steps
+
+
+def test_conv_errors():
+    c = nn.Conv2d(3, 4, 3)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Given groups=1, weight of size [4, 3, 3, 3], expected input[3, 5, 5, 5] to have 3 "
+            "channels, but got 5 channels instead")):
+        c(gpugrad.zeros(3, 5, 5, 5))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+            "[5, 5]")):
+        c(gpugrad.zeros(5, 5))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel "
+            "size can't be greater than actual input size")):
+        c(gpugrad.zeros(1, 3, 2, 2))
+    with pytest.raises(NotImplementedError, match="groups and dilation"):
+        F.conv2d(gpugrad.zeros(1, 4, 5, 5), gpugrad.zeros(2, 2, 3, 3), groups=2)
+    x = gpugrad.randn(1, 3, 5, 5, requires_grad=True)
+    (g,) = gpugrad.autograd.grad(c(x).sum(), x, create_graph=False)
+    assert g.shape == (1, 3, 5, 5)
+    with pytest.raises(NotImplementedError, match="double backward through a convolution"):
+        gpugrad.autograd.grad(c(x).sum(), x, create_graph=True)

@@ -294,3 +294,23 @@ def test_more_activations_match_pytorch(name, kw):
     np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-15)
     for module in ("ELU", "Hardtanh", "ReLU6", "Softplus", "Mish"):
         assert repr(getattr(gpugrad.nn, module)()) == repr(getattr(torch.nn, module)())
+
+
+@pytest.mark.parametrize("dims, stride, padding", [(2, 1, 0), (2, 2, 1), (2, (1, 2), (0, 1)),
+                                                    (1, 2, 1), (2, 1, "same")])
+def test_convolutions_match_pytorch(dims, stride, padding):
+    rng = np.random.default_rng(8)
+    xs, ws = ((2, 3, 7, 6), (4, 3, 3, 3)) if dims == 2 else ((2, 3, 9), (4, 3, 3))
+    arrays = [rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(4)]
+    ours = [gpugrad.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    name = f"conv{dims}d"
+    yo = getattr(gpugrad.nn.functional, name)(*ours, stride=stride, padding=padding)
+    yt = getattr(torch.nn.functional, name)(*theirs, stride=stride, padding=padding)
+    assert yo.grad_fn.name() == yt.grad_fn.name()
+    np.testing.assert_allclose(yo.detach().numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    g = rng.standard_normal(tuple(yt.shape))
+    yo.backward(gpugrad.tensor(g))
+    yt.backward(torch.tensor(g))
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -7,6 +7,8 @@ from .layers import (
     GELU,
     BatchNorm1d,
     BatchNorm2d,
+    Conv1d,
+    Conv2d,
     Dropout,
     Embedding,
     Flatten,
@@ -41,7 +43,7 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Linear", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
-           "Embedding", "ELU", "Hardtanh", "ReLU6", "Softplus", "Mish",
+           "Embedding", "Conv1d", "Conv2d", "ELU", "Hardtanh", "ReLU6", "Softplus", "Mish",
            "Identity", "Flatten", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
            "Softmax", "LogSoftmax", "Dropout", "Sequential", "ModuleList", "MSELoss", "NLLLoss",
            "CrossEntropyLoss", "BCEWithLogitsLoss", "BCELoss", "L1Loss",

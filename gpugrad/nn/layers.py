@@ -52,6 +52,59 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
+class _ConvNd(Module):
+    """Shared by Conv1d and Conv2d: weight (out, in, *kernel) and bias, PyTorch's init."""
+    _dims = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__()
+        n = self._dims
+        as_tuple = lambda v: (v,) * n if isinstance(v, int) else tuple(v)   # noqa: E731
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode={padding_mode!r}: gpugrad pads with zeros")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = as_tuple(kernel_size), as_tuple(stride)
+        self.padding = padding if isinstance(padding, str) else as_tuple(padding)
+        self.dilation, self.groups, self.padding_mode = as_tuple(dilation), groups, padding_mode
+        kw = dict(device=device, dtype=dtype)
+        self.weight = Parameter(_creation.empty((out_channels, in_channels) + self.kernel_size,
+                                                **kw))
+        self.register_parameter("bias", Parameter(_creation.empty(out_channels, **kw))
+                                if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.in_channels * math.prod(self.kernel_size)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        conv = F.conv1d if self._dims == 1 else F.conv2d
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                    self.groups)
+
+    def extra_repr(self):
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding not in ((0,) * self._dims, "valid"):
+            s += f", padding={self.padding}"
+        return s + (", bias=False" if self.bias is None else "")
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution (cross-correlation) over (N, C, L) inputs."""
+    _dims = 1
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution (cross-correlation) over (N, C, H, W) inputs."""
+    _dims = 2
+
+
 class LayerNorm(Module):
     """Normalise over the last dimensions (``normalized_shape``), then scale and shift."""
 

@@ -2,6 +2,7 @@
 from . import (
     _op,
     activation,
+    conv,
     extra,
     index,
     linalg,
@@ -16,7 +17,7 @@ from . import (
 
 REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
-                      select, extra)
+                      select, extra, conv)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():
