@@ -91,6 +91,14 @@ def _conv2d_ref(x, w, b, stride, padding):
     return y if b is None else y + b[None, :, None, None]
 
 
+def _pool_ref(x, reduce_, k, s, p, fill):
+    xp_ = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=fill)
+    oh, ow = (xp_.shape[2] - k) // s + 1, (xp_.shape[3] - k) // s + 1
+    return np.array([[[[reduce_(xp_[n, c, i * s:i * s + k, j * s:j * s + k])
+                        for j in range(ow)] for i in range(oh)]
+                      for c in range(x.shape[1])] for n in range(x.shape[0])])
+
+
 def _where(x, y):
     return gpugrad.where(_const(COND, x), x, y)
 
@@ -495,6 +503,12 @@ OP_DB = [
     OpEntry("conv1d", lambda x, w: gpugrad.nn.functional.conv1d(x, w, padding=1),
             lambda x, w: _conv2d_ref(x[:, :, None], w[:, :, None], None, 1, (0, 1))[:, :, 0],
             (((2, 2, 5), (3, 2, 3)),), ("ConvolutionBackward0",), double_backward=False),
+    OpEntry("max_pool2d", lambda x: gpugrad.nn.functional.max_pool2d(x, 3, 2, 1),
+            lambda x: _pool_ref(x, np.max, 3, 2, 1, -np.inf), (((2, 2, 5, 4),),),
+            ("MaxPool2DWithIndicesBackward0",), double_backward=False),
+    OpEntry("avg_pool2d", lambda x: gpugrad.nn.functional.avg_pool2d(x, 2),
+            lambda x: _pool_ref(x, np.mean, 2, 2, 0, 0.0), (((2, 2, 5, 4),),),
+            ("AvgPool2DBackward0",), double_backward=False),
     # normalisation
     OpEntry("layer_norm", lambda x, w, b: gpugrad.nn.functional.layer_norm(x, (4,), w, b),
             lambda x, w, b: _layer_norm_ref(x, 1) * w + b,

@@ -814,3 +814,35 @@ def test_conv_errors():
     assert g.shape == (1, 3, 5, 5)
     with pytest.raises(NotImplementedError, match="double backward through a convolution"):
         gpugrad.autograd.grad(c(x).sum(), x, create_graph=True)
+
+
+def test_pooling_modules_and_a_small_cnn_trains(device):
+    x = gpugrad.tensor(np.arange(16.0).reshape(1, 1, 4, 4), device=device, requires_grad=True)
+    y = nn.MaxPool2d(2)(x)
+    assert y.detach().cpu().numpy()[0, 0].tolist() == [[5.0, 7.0], [13.0, 15.0]]
+    y.sum().backward()
+    assert x.grad.cpu().numpy()[0, 0].tolist() == [[0, 0, 0, 0], [0, 1, 0, 1], [0, 0, 0, 0],
+                                                     [0, 1, 0, 1]]
+    assert nn.AvgPool2d(2)(x).detach().cpu().numpy()[0, 0].tolist() == [[2.5, 4.5],
+                                                                          [10.5, 12.5]]
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size"):
+        F.max_pool2d(x, 3, padding=2)
+    # a tiny CNN learns to tell a bright top half from a bright bottom half
+    gpugrad.manual_seed(0)
+    rng = np.random.default_rng(0)
+    imgs = rng.uniform(0, 0.2, (64, 1, 6, 6))
+    labels = rng.integers(0, 2, 64)
+    imgs[labels == 0, :, :3] += 1.0
+    imgs[labels == 1, :, 3:] += 1.0
+    xs = gpugrad.tensor(imgs, dtype=gpugrad.float32, device=device)
+    ys = gpugrad.tensor(labels, device=device)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(36, 2)).to(device)
+    opt = gpugrad.optim.Adam(model.parameters(), lr=0.05)
+    for _ in range(30):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(xs), ys)
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.05
+    assert (model(xs).argmax(1) == ys).all().item()

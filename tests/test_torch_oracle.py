@@ -314,3 +314,21 @@ def test_convolutions_match_pytorch(dims, stride, padding):
     yt.backward(torch.tensor(g))
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, kw", [("max_pool2d", dict(kernel_size=2)),
+                                      ("max_pool2d", dict(kernel_size=3, stride=2, padding=1)),
+                                      ("avg_pool2d", dict(kernel_size=2)),
+                                      ("avg_pool2d", dict(kernel_size=3, stride=(2, 1),
+                                                          padding=1))])
+def test_pooling_matches_pytorch(name, kw):
+    x = np.random.default_rng(9).standard_normal((2, 3, 7, 6))
+    a, b = gpugrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ya, yb = getattr(gpugrad.nn.functional, name)(a, **kw), getattr(torch.nn.functional, name)(
+        b, **kw)
+    assert ya.grad_fn.name() == yb.grad_fn.name() and ya.shape == tuple(yb.shape)
+    g = np.random.default_rng(1).standard_normal(tuple(yb.shape))
+    ya.backward(gpugrad.tensor(g))
+    yb.backward(torch.tensor(g))
+    np.testing.assert_allclose(ya.detach().numpy(), yb.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12)

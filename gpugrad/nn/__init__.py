@@ -5,6 +5,7 @@ from . import functional, init, utils
 from .layers import (
     ELU,
     GELU,
+    AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
     Conv1d,
@@ -18,6 +19,7 @@ from .layers import (
     LeakyReLU,
     Linear,
     LogSoftmax,
+    MaxPool2d,
     Mish,
     ModuleList,
     ReLU,
@@ -43,7 +45,8 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Module", "Parameter", "Linear", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
-           "Embedding", "Conv1d", "Conv2d", "ELU", "Hardtanh", "ReLU6", "Softplus", "Mish",
+           "Embedding", "Conv1d", "Conv2d", "MaxPool2d",
+           "AvgPool2d", "ELU", "Hardtanh", "ReLU6", "Softplus", "Mish",
            "Identity", "Flatten", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
            "Softmax", "LogSoftmax", "Dropout", "Sequential", "ModuleList", "MSELoss", "NLLLoss",
            "CrossEntropyLoss", "BCEWithLogitsLoss", "BCELoss", "L1Loss",

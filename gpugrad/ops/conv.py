@@ -1,6 +1,7 @@
-"""Convolutions (PyTorch's cross-correlation) over 1 or 2 spatial dimensions: one op,
-ConvolutionBackward0, computed as a tensor contraction of the input's sliding windows with the
-weight (im2col without the copy: the windows are a strided view)."""
+"""Convolutions (PyTorch's cross-correlation) over 1 or 2 spatial dimensions, and 2-D max and
+average pooling. Each is one op over the input's sliding windows (a strided view: im2col without
+the copy); the backward adds each window offset's share back with one strided slice per offset.
+"""
 from __future__ import annotations
 
 from ._op import Op
@@ -40,20 +41,13 @@ class ConvolutionBackward0(Op):
         xp = F.xp
         if self.one_d:
             x, w, gy = x[:, :, None, :], w[:, :, None, :], gy[:, :, None, :]
-        (sh, sw), (ph, pw) = self.stride, self.padding
-        n, c, h, wd = self.in_shape
+        ph, pw = self.padding
         kh, kw = w.shape[2:]
-        oh, ow = gy.shape[2:]
         need = self.needs_input_grad
         gx = gw = gb = None
-        if need[0]:   # each kernel offset adds its share back where it read (col2im)
-            cols = xp.tensordot(gy, w, axes=([1], [0]))          # (N, OH, OW, C, kh, kw)
-            gxp = xp.zeros((n, c, h + 2 * ph, wd + 2 * pw), dtype=gy.dtype)
-            for i in range(kh):
-                for j in range(kw):
-                    gxp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] += \
-                        cols[:, :, :, :, i, j].transpose(0, 3, 1, 2)
-            gx = gxp[:, :, ph:ph + h, pw:pw + wd].copy()
+        if need[0]:   # col2im: each kernel offset adds its share back where it read
+            cols = xp.tensordot(gy, w, axes=([1], [0])).transpose(0, 3, 1, 2, 4, 5)
+            gx = _scatter_windows(xp, cols, self.in_shape, (kh, kw), self.stride, self.padding)
             gx = gx[:, :, 0, :] if self.one_d else gx
         if need[1]:
             xpad = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
@@ -63,6 +57,101 @@ class ConvolutionBackward0(Op):
         if need[2]:
             gb = gy.sum(axis=(0, 2, 3))
         return gx, gw, gb
+
+
+def _scatter_windows(xp, shares, shape, kernel, stride, padding):
+    """The gradient of a padded input from per-window shares (N, C, OH, OW, kh, kw): each
+    kernel offset adds its share back at the positions it read, then the padding is cut."""
+    (sh, sw), (ph, pw) = stride, padding
+    n, c, h, w = shape
+    oh, ow = shares.shape[2:4]
+    g = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=shares.dtype)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            g[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] += shares[..., i, j]
+    return g[:, :, ph:ph + h, pw:pw + w].copy()
+
+
+class MaxPool2DWithIndicesBackward0(Op):
+    """y = the max of each kernel window (padding counts as -inf); the gradient goes to the
+    first maximum of each window"""
+    __slots__ = ("shape", "kernel", "stride", "padding", "onehot")
+    temps = ("onehot",)
+
+    def forward(self, xp, x, kernel=(2, 2), stride=(2, 2), padding=(0, 0)):
+        (ph, pw) = padding
+        xpad = x if not (ph or pw) else xp.pad(
+            x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=-xp.inf)
+        win = _windows(xp, xpad, kernel, stride)
+        flat = win.reshape(win.shape[:4] + (-1,))
+        arg = flat.argmax(axis=-1)
+        self.shape, self.kernel, self.stride, self.padding = x.shape, kernel, stride, padding
+        self.onehot = (xp.arange(flat.shape[-1]) == arg[..., None]).reshape(win.shape)
+        return xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+
+    def backward(self, F, gy):
+        if not F.fast:
+            raise NotImplementedError("double backward through max_pool2d is not supported by "
+                                      "gpugrad")
+        shares = self.onehot * gy[..., None, None]
+        return _scatter_windows(F.xp, shares, self.shape, self.kernel, self.stride, self.padding)
+
+
+class AvgPool2DBackward0(Op):
+    """y = the mean of each kernel window (zero padding counted, as PyTorch's default)"""
+    __slots__ = ("shape", "kernel", "stride", "padding")
+
+    def forward(self, xp, x, kernel=(2, 2), stride=(2, 2), padding=(0, 0)):
+        (ph, pw) = padding
+        xpad = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+        self.shape, self.kernel, self.stride, self.padding = x.shape, kernel, stride, padding
+        return _windows(xp, xpad, kernel, stride).mean(axis=(-2, -1))
+
+    def backward(self, F, gy):
+        if not F.fast:
+            raise NotImplementedError("double backward through avg_pool2d is not supported by "
+                                      "gpugrad")
+        xp = F.xp
+        k = self.kernel
+        shares = xp.broadcast_to((gy / (k[0] * k[1]))[..., None, None], gy.shape + k)
+        return _scatter_windows(xp, shares, self.shape, k, self.stride, self.padding)
+
+
+def _pool(op, input, kernel_size, stride, padding, name):
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"{name}: Expected 3D or 4D (batch mode) tensor for input, but got: "
+                           f"{list(input.shape)}")
+    if input.ndim == 3:
+        from .shape import squeeze, unsqueeze
+        return squeeze(_pool(op, unsqueeze(input, 0), kernel_size, stride, padding, name), 0)
+    kernel = _pair(kernel_size, 2, "kernel_size")
+    stride = kernel if stride is None or stride == [] else _pair(stride, 2, "stride")
+    padding = _pair(padding, 2, "padding")
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={padding[0]}, kernel_size={kernel[0]} and dilation=1")
+    if any(s + 2 * p < k for s, p, k in zip(input.shape[2:], padding, kernel)):
+        raise RuntimeError(f"{name}: the padded input ({input.shape[2] + 2 * padding[0]} x "
+                           f"{input.shape[3] + 2 * padding[1]}) is smaller than the kernel "
+                           f"({kernel[0]} x {kernel[1]})")
+    return op.apply(input, kernel=kernel, stride=stride, padding=padding)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if dilation not in (1, (1, 1)) or ceil_mode or return_indices:
+        raise NotImplementedError("max_pool2d: dilation, ceil_mode and return_indices are not "
+                                  "supported by gpugrad")
+    return _pool(MaxPool2DWithIndicesBackward0, input, kernel_size, stride, padding,
+                 "max_pool2d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    if ceil_mode or not count_include_pad or divisor_override is not None:
+        raise NotImplementedError("avg_pool2d: ceil_mode, count_include_pad=False and "
+                                  "divisor_override are not supported by gpugrad")
+    return _pool(AvgPool2DBackward0, input, kernel_size, stride, padding, "avg_pool2d")
 
 
 def _pair(v, n, name):
@@ -123,4 +212,4 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-OPS = [ConvolutionBackward0]
+OPS = [ConvolutionBackward0, MaxPool2DWithIndicesBackward0, AvgPool2DBackward0]
