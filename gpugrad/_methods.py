@@ -140,9 +140,11 @@ def _install():
     T.any = lambda s, dim=None, keepdim=False: Tensor._make(
         _backend.xp_of(s._data).asarray(s._data.any(axis=dim, keepdims=keepdim)))
     # in place
-    T.__iadd__ = T.add_ = lambda s, o, alpha=1: inplace(
-        s, lambda t, v: pw.add(t, v, alpha=alpha), o,
-        raw=lambda a, v: a.__iadd__(v if alpha == 1 else v * alpha))
+    def iadd(s, o, alpha=1):
+        _warn_if_accumulating_history(s, o)
+        return inplace(s, lambda t, v: pw.add(t, v, alpha=alpha), o,
+                       raw=lambda a, v: a.__iadd__(v if alpha == 1 else v * alpha))
+    T.__iadd__ = T.add_ = iadd
     T.__isub__ = T.sub_ = lambda s, o, alpha=1: inplace(
         s, lambda t, v: pw.sub(t, v, alpha=alpha), o,
         raw=lambda a, v: a.__isub__(v if alpha == 1 else v * alpha))
@@ -233,6 +235,30 @@ def _install():
         setattr(T, name, fn)
     T.T = property(lambda s: shape.permute(s, *range(s.ndim)[::-1]))
     T.mT = property(lambda s: shape.transpose(s, -2, -1))
+
+
+LEAK_HINT = (
+    "accumulating a tensor whose graph backward() has already used: `total += loss` chains every "
+    "step's graph into `total`, so memory grows with every step. Accumulate `loss.item()` (a "
+    "number) or `loss.detach()` instead.")
+
+
+def _used_by_backward(t):
+    """True when ``t``'s history reaches (one step down) a node backward() already released."""
+    fn = t.grad_fn if isinstance(t, Tensor) else None
+    if fn is None:
+        return False
+    return fn._saved is None or any(c is not None and getattr(c, "_saved", ()) is None
+                                    for c, _ in fn.next_functions)
+
+
+def _warn_if_accumulating_history(s, o):
+    """``s += o`` where ``s`` or ``o`` carries a graph that backward already ran through: the
+    classic ``total_loss += loss`` leak, which no engine reports."""
+    from .autograd.grad_mode import state
+    if state.enabled and (_used_by_backward(o) or _used_by_backward(s)):
+        import warnings
+        warnings.warn(LEAK_HINT, UserWarning, stacklevel=3)
 
 
 def _creation_fn(name):

@@ -1442,3 +1442,32 @@ def test_special_values_are_returned_without_numpy_warnings():
                          capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["[-inf, 0.0] [inf, 1.0] [inf, nan] [inf]",
                    "user numpy: divide by zero encountered in log"]
+
+
+def test_accumulating_a_used_graph_warns_about_the_leak():
+    # `total += loss` after (or before) loss.backward() chains every step's graph into total
+    w = gpugrad.tensor([1.0, 2.0], requires_grad=True)
+    for backward_first in (True, False):
+        total = 0
+        with pytest.warns(UserWarning, match=re.escape("`total += loss` chains every step")):
+            for _ in range(3):
+                loss = (w * w).sum()
+                if backward_first:
+                    loss.backward()
+                    total += loss
+                else:
+                    total += loss
+                    loss.backward()
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        total = 0.0
+        for _ in range(3):   # the fix: numbers (or detached tensors) carry no graph
+            loss = (w * w).sum()
+            loss.backward()
+            total += loss.item()
+        y = w * 2
+        y += 1               # an ordinary in-place op on a graph nobody ran backward through
+        kept = (w * w).sum()
+        kept.backward(retain_graph=True)
+        kept += 1            # retained: the graph is still whole
