@@ -245,11 +245,13 @@ LEAK_HINT = (
 
 def _used_by_backward(t):
     """True when ``t``'s history reaches (one step down) a node backward() already released."""
+    from .autograd.graph import AccumulateGrad  # a leaf's sink lives on across steps
     fn = t.grad_fn if isinstance(t, Tensor) else None
     if fn is None:
         return False
-    return fn._saved is None or any(c is not None and getattr(c, "_saved", ()) is None
-                                    for c, _ in fn.next_functions)
+    return fn._saved is None or any(
+        c is not None and c.__class__ is not AccumulateGrad and getattr(c, "_saved", ()) is None
+        for c, _ in fn.next_functions)
 
 
 def _warn_if_accumulating_history(s, o):
