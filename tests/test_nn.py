@@ -846,3 +846,31 @@ def test_pooling_modules_and_a_small_cnn_trains(device):
         opt.step()
     assert loss.item() < 0.05
     assert (model(xs).argmax(1) == ys).all().item()
+
+
+# -- ModuleDict, ParameterList, ParameterDict -----------------------------------------------------
+def test_dict_and_parameter_containers_register_what_they_hold():
+    d = nn.ModuleDict({"enc": nn.Linear(2, 3), "act": nn.ReLU()})
+    d["dec"] = nn.Linear(3, 1)
+    assert list(d) == ["enc", "act", "dec"] and "act" in d and len(d) == 3
+    assert [n for n, _ in d.named_parameters()] == ["enc.weight", "enc.bias", "dec.weight",
+                                                    "dec.bias"]
+    assert repr(d).splitlines()[1] == "  (enc): Linear(in_features=2, out_features=3, bias=True)"
+    assert isinstance(d.pop("act"), nn.ReLU) and list(d.keys()) == ["enc", "dec"]
+    pl = nn.ParameterList([gpugrad.ones(2, 3), nn.Parameter(gpugrad.zeros(4))])
+    assert isinstance(pl[0], nn.Parameter) and pl[0].requires_grad
+    pl.append(gpugrad.ones(1))
+    assert list(pl.state_dict()) == ["0", "1", "2"] and len(pl) == 3
+    assert repr(pl).splitlines()[1] == (
+        "    (0): Parameter containing: [gpugrad.float32 of size 2x3]")
+    pd = nn.ParameterDict({"w": gpugrad.ones(2)})
+    pd["b"] = gpugrad.zeros(1)
+    assert list(pd) == ["w", "b"] and repr(pd).startswith(
+        "ParameterDict(  (w): Parameter containing: [gpugrad.FloatTensor of size 2]")
+    holder = nn.Module()
+    holder.heads, holder.scales = d, pl
+    assert len(list(holder.parameters())) == 7   # 4 from the dict of modules, 3 from the list
+    opt = gpugrad.optim.SGD(holder.parameters(), lr=0.1)
+    (d["enc"](gpugrad.ones(1, 2)).sum() + pl[2].sum()).backward()
+    opt.step()
+    assert pl[2].detach().tolist() == pytest.approx([0.9])

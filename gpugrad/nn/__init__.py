@@ -2,6 +2,13 @@
 from __future__ import annotations
 
 from . import functional, init, utils
+from .containers import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from .layers import (
     ELU,
     GELU,
@@ -21,10 +28,8 @@ from .layers import (
     LogSoftmax,
     MaxPool2d,
     Mish,
-    ModuleList,
     ReLU,
     ReLU6,
-    Sequential,
     Sigmoid,
     SiLU,
     Softmax,
@@ -44,10 +49,15 @@ from .loss import (
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Module", "Parameter", "Linear", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
-           "Embedding", "Conv1d", "Conv2d", "MaxPool2d",
-           "AvgPool2d", "ELU", "Hardtanh", "ReLU6", "Softplus", "Mish",
-           "Identity", "Flatten", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
-           "Softmax", "LogSoftmax", "Dropout", "Sequential", "ModuleList", "MSELoss", "NLLLoss",
-           "CrossEntropyLoss", "BCEWithLogitsLoss", "BCELoss", "L1Loss",
-           "SmoothL1Loss", "HuberLoss", "functional", "init", "utils"]
+__all__ = ["Module", "Parameter", "functional", "init", "utils",
+           # containers
+           "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+           # layers
+           "Linear", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "Embedding", "LayerNorm",
+           "BatchNorm1d", "BatchNorm2d", "Dropout", "Identity", "Flatten",
+           # activations
+           "ReLU", "LeakyReLU", "ReLU6", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh",
+           "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
+           # losses
+           "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
+           "BCELoss", "BCEWithLogitsLoss"]

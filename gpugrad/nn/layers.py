@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import math
-import operator
-from collections import OrderedDict
 
 from .. import _creation
 from ..ops import shape
@@ -423,93 +421,3 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
-
-
-# -- containers ---------------------------------------------------------------------------------
-class _ModuleSequence(Module):
-    """What Sequential and ModuleList share: children named "0", "1", ... kept in order."""
-
-    def _index(self, idx):
-        n = len(self._modules)
-        idx = operator.index(idx)
-        if not -n <= idx < n:
-            raise IndexError(f"index {idx} is out of range")
-        return idx % n
-
-    def _renumber(self, mods):
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return self._sliced(list(self._modules.items())[idx])
-        return list(self._modules.values())[self._index(idx)]
-
-    def __setitem__(self, idx, module):
-        self.add_module(list(self._modules)[self._index(idx)], module)
-
-    def __delitem__(self, idx):
-        mods = list(self._modules.values())
-        del mods[idx if isinstance(idx, slice) else self._index(idx)]
-        self._renumber(mods)   # PyTorch keeps the keys 0..n-1
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    def insert(self, index, module):
-        mods = list(self._modules.values())
-        n = len(mods)
-        if not -n <= index <= n:
-            raise IndexError(f"Index out of range: {index}")
-        mods.insert(index, module)
-        self._renumber(mods)
-        return self
-
-
-class Sequential(_ModuleSequence):
-    """Runs its modules in order: ``Sequential(a, b)(x) == b(a(x))``."""
-
-    def __init__(self, *args):
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for name, m in args[0].items():
-                self.add_module(name, m)
-        else:
-            for i, m in enumerate(args):
-                self.add_module(str(i), m)
-
-    def _sliced(self, items):
-        return Sequential(OrderedDict(items))
-
-    def forward(self, input):
-        for m in self._modules.values():
-            input = m(input)
-        return input
-
-
-class ModuleList(_ModuleSequence):
-    """A list of modules, each registered (no forward of its own)."""
-
-    def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self.extend(modules)
-
-    def _sliced(self, items):
-        return ModuleList(m for _, m in items)
-
-    def __iadd__(self, modules):
-        return self.extend(modules)
