@@ -874,3 +874,27 @@ def test_dict_and_parameter_containers_register_what_they_hold():
     (d["enc"](gpugrad.ones(1, 2)).sum() + pl[2].sum()).backward()
     opt.step()
     assert pl[2].detach().tolist() == pytest.approx([0.9])
+
+
+def test_more_init_and_parameter_vector_helpers():
+    gpugrad.manual_seed(0)
+    w = gpugrad.empty(20, 30)
+    nn.init.orthogonal_(w, gain=2.0)
+    q = w.numpy()
+    np.testing.assert_allclose(q @ q.T, 4 * np.eye(20), atol=1e-4)
+    t = gpugrad.empty(20000, dtype=gpugrad.float64)
+    nn.init.trunc_normal_(t, mean=0.5, std=1.0, a=-1.0, b=1.5)
+    a = t.numpy()
+    assert a.min() >= -1.0 and a.max() <= 1.5
+    # mean of N(0.5, 1) truncated to [-1, 1.5]: 0.5 + (pdf(-1.5) - pdf(1)) / (cdf(1) - cdf(-1.5))
+    pdf = lambda z: math.exp(-z * z / 2) / math.sqrt(2 * math.pi)   # noqa: E731
+    cdf = lambda z: 0.5 * (1 + math.erf(z / math.sqrt(2)))   # noqa: E731
+    assert abs(a.mean() - (0.5 + (pdf(-1.5) - pdf(1.0)) / (cdf(1.0) - cdf(-1.5)))) < 0.02
+    e = gpugrad.empty(2, 3)
+    assert nn.init.eye_(e).tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    m = nn.Linear(3, 2)
+    v = nn.utils.parameters_to_vector(m.parameters())
+    assert v.shape == (8,) and v.grad_fn.name() == "CatBackward0"
+    nn.utils.vector_to_parameters(gpugrad.arange(8.0), m.parameters())
+    assert m.weight.detach().tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert m.bias.detach().tolist() == [6.0, 7.0]

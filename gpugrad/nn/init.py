@@ -104,3 +104,65 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """N(mean, std) restricted to [a, b] (absolute bounds, as PyTorch), drawn by inverting the
+    normal CDF over the allowed range."""
+    from .._creation import rand
+    from ..ops.pointwise import erf
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+    with no_grad():
+        cdf = lambda v: 0.5 * (1 + math.erf((v - mean) / (std * math.sqrt(2))))   # noqa: E731
+        lo, hi = cdf(a), cdf(b)
+        u = rand(tensor.shape, generator=generator, dtype=tensor.dtype, device=tensor.device)
+        u = u * (hi - lo) + lo                        # uniform over [cdf(a), cdf(b)]
+        vals = _erfinv(2 * u - 1, erf) * (std * math.sqrt(2)) + mean
+        return tensor.copy_(vals.clamp(a, b))
+
+
+def _erfinv(y, erf):
+    """Inverse error function by Newton steps from a closed-form start (float64 exact)."""
+    yd = y.double()
+    w = -((1 - yd) * (1 + yd)).log()
+    x = yd.sign() * (((2 / (math.pi * 0.147) + w / 2) ** 2 - w / 0.147).sqrt()
+                     - (2 / (math.pi * 0.147) + w / 2)).clamp(min=0).sqrt()
+    for _ in range(3):   # Newton on erf(x) - y, derivative 2/sqrt(pi) exp(-x^2)
+        x = x - (erf(x) - yd) / (2 / math.sqrt(math.pi) * (-x * x).exp())
+    return x.to(y.dtype)
+
+
+def eye_(tensor):
+    """The identity in a 2-D tensor (ones on the diagonal)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from .._creation import eye
+    with no_grad():
+        return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix from the QR factorisation of a normal one (rows flattened
+    beyond the first dimension), scaled by ``gain``."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    import numpy as np
+
+    from .. import _backend
+    from .._creation import float64, randn
+    if tensor.numel() == 0:
+        return tensor
+    rows, cols = tensor.shape[0], tensor.numel() // tensor.shape[0]
+    a = randn(rows, cols, dtype=float64, generator=generator)._data
+    a = a.T if rows < cols else a
+    q, r = np.linalg.qr(a)
+    q = q * np.sign(np.diag(r))            # a unique, uniformly distributed q
+    q = q.T if rows < cols else q
+    xp = _backend.xp_of(tensor._data)
+    with no_grad():
+        tensor._data[...] = xp.asarray((gain * q).reshape(tensor.shape), dtype=tensor.dtype)
+        tensor._version_box().v += 1
+    return tensor
+

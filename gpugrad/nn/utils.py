@@ -51,3 +51,21 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     with no_grad():
         for g in _grads(parameters):
             g.clamp_(-clip_value, clip_value)
+
+
+def parameters_to_vector(parameters):
+    """All parameters flattened into one vector (the order of ``parameters``)."""
+    from ..ops.shape import cat, reshape
+    return cat([reshape(p, -1) for p in parameters])
+
+
+def vector_to_parameters(vec, parameters):
+    """Copy consecutive slices of ``vec`` into ``parameters`` (the inverse of the above)."""
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"expected gpugrad.Tensor, but got: {type(vec).__name__}")
+    i = 0
+    with no_grad():
+        for p in parameters:
+            n = p.numel()
+            p.copy_(vec[i:i + n].reshape(p.shape))
+            i += n
