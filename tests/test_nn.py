@@ -898,3 +898,16 @@ def test_more_init_and_parameter_vector_helpers():
     nn.utils.vector_to_parameters(gpugrad.arange(8.0), m.parameters())
     assert m.weight.detach().tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     assert m.bias.detach().tolist() == [6.0, 7.0]
+
+
+def test_pad_errors():
+    x = gpugrad.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="^Padding length must be divisible by 2$"):
+        F.pad(x, (1, 2, 3))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Padding length should be less than or equal to two times the input dimension but "
+            "got padding length 6 and input of dimension 2")):
+        F.pad(x, (1,) * 6)
+    with pytest.raises(NotImplementedError, match="constant only"):
+        F.pad(x, (1, 1), mode="reflect")
+    assert F.pad(x, (1, 1), value=3.0).tolist()[0] == [3.0, 0.0, 0.0, 0.0, 3.0]

@@ -332,3 +332,18 @@ def test_pooling_matches_pytorch(name, kw):
     yb.backward(torch.tensor(g))
     np.testing.assert_allclose(ya.detach().numpy(), yb.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("pad", [(1, 2), (1, -1, 0, 1), (0, 0, 2, 1, 1, 1), (-1, -2)])
+def test_constant_pad_matches_pytorch(pad):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 4))
+    a, b = gpugrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ya = gpugrad.nn.functional.pad(a, pad, value=0.5)
+    yb = torch.nn.functional.pad(b, pad, value=0.5)
+    assert ya.grad_fn.name() == yb.grad_fn.name() and ya.shape == tuple(yb.shape)
+    g = rng.standard_normal(tuple(yb.shape))
+    ya.backward(gpugrad.tensor(g))
+    yb.backward(torch.tensor(g))
+    np.testing.assert_array_equal(ya.detach().numpy(), yb.detach().numpy())
+    np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())

@@ -5,7 +5,7 @@ import warnings
 
 from .._creation import rand, zeros
 from ..ops import activation, pointwise, reduce
-from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d
+from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d, pad
 from ..ops.linalg import linear
 from ..ops.loss import (
     binary_cross_entropy,
@@ -26,7 +26,7 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sig
            "binary_cross_entropy_with_logits", "one_hot", "layer_norm", "batch_norm",
            "embedding", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "elu", "hardtanh", "relu6", "mish", "conv1d", "conv2d", "max_pool2d",
-           "avg_pool2d"]
+           "avg_pool2d", "pad"]
 
 tanh = pointwise.tanh
 sigmoid = activation.sigmoid

@@ -154,6 +154,48 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return _pool(AvgPool2DBackward0, input, kernel_size, stride, padding, "avg_pool2d")
 
 
+class ConstantPadNdBackward0(Op):
+    """y = x with ``value`` added around it (pad pairs from the last dimension backwards; a
+    negative pad crops)"""
+    __slots__ = ("inner",)
+
+    def forward(self, xp, x, pad=(), value=0.0):
+        lead = x.ndim - len(pad) // 2
+        pairs = [(0, 0)] * lead + [(pad[2 * i], pad[2 * i + 1])
+                                   for i in reversed(range(len(pad) // 2))]
+        grow = [(max(a, 0), max(b, 0)) for a, b in pairs]   # added before / after
+        cut = [(max(-a, 0), max(-b, 0)) for a, b in pairs]   # cropped before / after
+        y = xp.pad(x, grow, constant_values=value) if grow else x
+        y = y[tuple(slice(c0, y.shape[d] - c1) for d, (c0, c1) in enumerate(cut))]
+        # the part of x that survives, and where it sits in y (for the backward)
+        in_x = tuple(slice(c0, n - c1) for n, (c0, c1) in zip(x.shape, cut))
+        in_y = tuple(slice(g0, g0 + n - c0 - c1) for n, (g0, _), (c0, c1) in
+                     zip(x.shape, grow, cut))
+        self.inner = (in_y, in_x, x.shape)
+        return y.copy()   # a new array (never x itself), C-ordered, 0-d kept 0-d
+
+    def backward(self, F, gy):
+        in_y, in_x, shape = self.inner
+        g = gy[in_y]
+        if all(sl == slice(0, n) for sl, n in zip(in_x, shape)):
+            return g
+        return F.index_add(shape, in_x, g)   # cropped entries get no gradient
+
+
+def pad(input, pad, mode="constant", value=None):
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > 2 * input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of "
+                           f"dimension {input.ndim}")
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode={mode!r} is not supported by gpugrad (constant "
+                                  "only)")
+    return ConstantPadNdBackward0.apply(input, pad=pad, value=0.0 if value is None else value)
+
+
 def _pair(v, n, name):
     v = (v,) * n if isinstance(v, int) else tuple(v)
     if len(v) != n or any(not isinstance(k, int) for k in v):
@@ -212,4 +254,5 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-OPS = [ConvolutionBackward0, MaxPool2DWithIndicesBackward0, AvgPool2DBackward0]
+OPS = [ConvolutionBackward0, MaxPool2DWithIndicesBackward0, AvgPool2DBackward0,
+       ConstantPadNdBackward0]
