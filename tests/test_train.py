@@ -130,3 +130,9 @@ def test_train_mlp_example(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     accuracy = float(out.split("test accuracy ")[1].split("%")[0])
     assert accuracy >= 95 and (tmp_path / "mlp.npz").exists()
+
+
+def test_train_cnn_example(capsys):
+    runpy.run_path(str(EXAMPLES / "train_cnn.py"), run_name="__main__")
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("epoch 15") and float(last.split()[-1].rstrip("%")) >= 95.0
