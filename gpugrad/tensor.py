@@ -49,9 +49,17 @@ class Version:
         self.v = v
 
 
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor",
-               "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor"}
+_SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "half", "int64": "long",
+                 "int32": "int", "int16": "short", "int8": "char", "uint8": "byte",
+                 "bool": "bool"}
+_TYPE_NAMES = {k: v.capitalize() + "Tensor" for k, v in _SCALAR_NAMES.items()}
+
+
+def scalar_name(dtype) -> str:
+    """PyTorch's scalar type name of a dtype, as its messages spell it: 'float' for float32,
+    'long' for int64 (capitalize() gives 'Float', 'Long')."""
+    name = np.dtype(dtype).name
+    return _SCALAR_NAMES.get(name, name)
 
 
 def describe(a) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _backend, kernels
 from .._backend import xp_of
+from ..tensor import scalar_name
 from ._op import Op, _device_error
 from .reduce import log_softmax
 
@@ -262,7 +263,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 def _check_target(input, target):
     if target.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {_type_name(target.dtype)}")
+        raise RuntimeError("expected scalar type Long but found "
+                           f"{scalar_name(target.dtype).capitalize()}")
     expect = () if input.ndim == 1 else (input.shape[0],) + tuple(input.shape[2:])
     if tuple(target.shape) != expect:
         if input.ndim >= 2 and (target.ndim == 0 or target.shape[0] != input.shape[0]):
@@ -271,11 +273,6 @@ def _check_target(input, target):
                              f"batch_size ({n}).")
         raise RuntimeError(f"expected target of shape {list(expect)} for input of shape "
                            f"{list(input.shape)}, got {list(target.shape)}")
-
-
-def _type_name(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool",
-            "int32": "Int"}.get(dtype.name, dtype.name)
 
 
 def _array(t, input, op, dtype=None):

@@ -8,7 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import kernels
-from ..tensor import DEFAULT, Tensor
+from ..tensor import DEFAULT, Tensor, scalar_name
 from ._op import Op
 
 
@@ -341,12 +341,8 @@ class LogSoftmaxBackward0(Op):
 def _float_input(name, x):
     if x._data.dtype.kind not in "fc":
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
-                           f"a floating point or complex dtype. Got: {_torch_name(x._data.dtype)}")
-
-
-def _torch_name(dtype):
-    return {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
-            "uint8": "Byte"}.get(dtype.name, dtype.name)
+                           f"a floating point or complex dtype. Got: "
+                           f"{scalar_name(x._data.dtype).capitalize()}")
 
 
 def _cast(input, dtype):

@@ -6,12 +6,9 @@ Index arguments are checked on every device: a bad index is an error, never a wr
 from __future__ import annotations
 
 from .._backend import xp_of
-from ..tensor import Tensor
+from ..tensor import Tensor, scalar_name
 from ._op import Op, broadcast_error
 from .reduce import values_indices
-
-_TORCH_DTYPE = {"float32": "float", "float64": "double", "float16": "half", "int64": "long",
-                "int32": "int", "int16": "short", "int8": "char", "uint8": "byte"}
 
 
 def _data(t):
@@ -255,7 +252,7 @@ def masked_fill(input, mask, value):
     m = _data(mask)
     if m.dtype.kind != "b":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_TORCH_DTYPE.get(m.dtype.name, m.dtype.name)}")
+                           f"{scalar_name(m.dtype)}")
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
