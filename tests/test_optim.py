@@ -381,3 +381,31 @@ def test_reduce_lr_on_plateau_waits_for_patience_then_cools_down():
     lrs = _lrs(lambda o: L.ReduceLROnPlateau(o, mode="max", factor=0.1, patience=0,
                                              min_lr=0.2), 3, [1.0, 0.5, 0.5])
     assert lrs == [0.5, 0.2, 0.2]   # never below min_lr
+
+
+def test_one_cycle_rises_to_max_then_falls_and_cycles_momentum(tmp_path):
+    L = optim.lr_scheduler
+    p = _one_param([0.0], [0.0])
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    sched = L.OneCycleLR(opt, max_lr=1.0, total_steps=10, pct_start=0.3)
+    lrs, moms = [], []
+    for _ in range(10):
+        lrs.append(opt.param_groups[0]["lr"])
+        moms.append(opt.param_groups[0]["momentum"])
+        opt.step()
+        sched.step()
+    assert lrs[0] == pytest.approx(1.0 / 25) and moms[0] == pytest.approx(0.95)
+    assert lrs[2] == pytest.approx(1.0) and moms[2] == pytest.approx(0.85)   # step pct*10 - 1
+    assert lrs[9] == pytest.approx(1.0 / 25 / 1e4)                           # the last step
+    assert lrs.index(max(lrs)) == 2 and moms.index(min(moms)) == 2
+    with pytest.raises(ValueError, match="^Tried to step 11 times. The specified number of total "
+                                         "steps is 10$"):
+        sched.step()
+    gpugrad.save(sched.state_dict(), tmp_path / "s.npz")   # plain data, saved without pickle
+    adam = optim.Adam([p], lr=0.1)
+    L.OneCycleLR(adam, max_lr=0.5, epochs=2, steps_per_epoch=5)
+    assert adam.param_groups[0]["betas"][0] == pytest.approx(0.95)   # beta1 cycles for Adam
+    with pytest.raises(ValueError, match="You must define either total_steps OR"):
+        L.OneCycleLR(adam, max_lr=0.5)
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        L.OneCycleLR(optim.Adagrad([p]), max_lr=0.5, total_steps=5)

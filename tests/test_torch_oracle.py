@@ -347,3 +347,25 @@ def test_constant_pad_matches_pytorch(pad):
     yb.backward(torch.tensor(g))
     np.testing.assert_array_equal(ya.detach().numpy(), yb.detach().numpy())
     np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+
+
+@pytest.mark.parametrize("opt_name, kw", [
+    ("SGD", dict(max_lr=1.0, total_steps=20)),
+    ("Adam", dict(max_lr=0.5, epochs=4, steps_per_epoch=5, anneal_strategy="linear")),
+    ("SGD", dict(max_lr=1.0, total_steps=30, three_phase=True, pct_start=0.25))])
+def test_one_cycle_matches_pytorch(opt_name, kw):
+    steps = kw.get("total_steps", 20)
+
+    def run(mod):
+        p = mod.nn.Parameter(mod.zeros(2))
+        extra = {"momentum": 0.9} if opt_name == "SGD" else {}
+        opt = getattr(mod.optim, opt_name)([p], lr=0.1, **extra)
+        sched = mod.optim.lr_scheduler.OneCycleLR(opt, **kw)
+        out = []
+        for _ in range(steps):
+            g = opt.param_groups[0]
+            out.append((g["lr"], g["momentum"] if opt_name == "SGD" else g["betas"][0]))
+            opt.step()
+            sched.step()
+        return out
+    np.testing.assert_allclose(run(gpugrad), run(torch), rtol=1e-12, atol=1e-15)

@@ -182,3 +182,86 @@ class ReduceLROnPlateau:
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy, stepped once per batch: lr rises from max_lr / div_factor to max_lr
+    over the first pct_start of the steps, then falls to initial_lr / final_div_factor; the
+    momentum (or Adam's beta1) moves the other way between max_ and base_momentum."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
+                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
+                 max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
+                 last_epoch=-1):
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError("You must define either total_steps OR (epochs AND "
+                                 "steps_per_epoch)")
+            total_steps = epochs * steps_per_epoch
+        if total_steps <= 0:
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        if not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
+                             f"{anneal_strategy}")
+        self.total_steps, self.cycle_momentum = total_steps, cycle_momentum
+        self.anneal_strategy = anneal_strategy   # a name, so state_dict() stays plain data
+        up = float(pct_start * total_steps) - 1
+        self.phases = ([(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                        (float(2 * pct_start * total_steps) - 2, "max_lr", "initial_lr",
+                         "base_momentum", "max_momentum"),
+                        (total_steps - 1, "initial_lr", "min_lr", "max_momentum",
+                         "max_momentum")] if three_phase else
+                       [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                        (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")])
+        groups = optimizer.param_groups
+        max_lrs = list(max_lr) if isinstance(max_lr, (list, tuple)) else [max_lr] * len(groups)
+        if last_epoch == -1:
+            for g, m in zip(groups, max_lrs):
+                g["initial_lr"] = m / div_factor
+                g["max_lr"] = m
+                g["min_lr"] = g["initial_lr"] / final_div_factor
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self._beta1 = "betas" in optimizer.defaults
+            for g in groups:
+                if last_epoch == -1:
+                    self._set_momentum(g, max_momentum)
+                    g["max_momentum"], g["base_momentum"] = max_momentum, base_momentum
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group, m):
+        if self._beta1:
+            group["betas"] = (m,) + tuple(group["betas"][1:])
+        else:
+            group["momentum"] = m
+
+    def get_lr(self):
+        anneal = _cos_anneal if self.anneal_strategy == "cos" else _linear_anneal
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total steps "
+                             f"is {self.total_steps}")
+        lrs = []
+        for g in self.optimizer.param_groups:
+            start = 0.0
+            for i, (end, lr0, lr1, m0, m1) in enumerate(self.phases):
+                if step <= end or i == len(self.phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(anneal(g[lr0], g[lr1], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(g, anneal(g[m0], g[m1], pct))
+                    break
+                start = end
+        return lrs
+
+
+def _cos_anneal(start, end, pct):
+    return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+
+def _linear_anneal(start, end, pct):
+    return (end - start) * pct + start
