@@ -164,47 +164,44 @@ class BinaryCrossEntropyWithLogitsBackward0(Op):
         return gx, gt
 
 
-class SmoothL1LossBackward0(Op):
-    """y = 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta   (d = x - t)"""
-    __slots__ = ("beta", "scale")
+class _QuadraticThenLinear(Op):
+    """y = k (0.5 d^2 / b where |d| < b, else |d| - 0.5 b), d = x - t: the smooth L1 loss is
+    k = 1, b = beta; the Huber loss is k = b = delta. The gradient is k clip(d / b, -1, 1)."""
+    __slots__ = ("b", "k", "scale")
     saves = (0, 1)
     saved_names = ("self", "target")
     broadcasts = True
+
+    def _forward(self, xp, x, t, reduction, b, k):
+        d = x - t
+        ad = xp.abs(d)
+        loss = xp.where(ad < b, 0.5 * d * d / b, ad - 0.5 * b)
+        if k != 1:
+            loss = loss * k
+        self.b, self.k = b, k
+        self.scale = 1.0 / max(loss.size, 1) if reduction == "mean" else 1.0
+        return _reduce(xp, loss.astype(d.dtype, copy=False), reduction)
+
+    def backward(self, F, gy, x, t):
+        g = F.minimum(F.maximum((x - t) / self.b, -1.0), 1.0) * (gy * (self.k * self.scale))
+        need = self.needs_input_grad
+        return (g if need[0] else None), (-g if need[1] else None)
+
+
+class SmoothL1LossBackward0(_QuadraticThenLinear):
+    """y = 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta   (d = x - t)"""
+    __slots__ = ()
 
     def forward(self, xp, x, t, reduction="mean", beta=1.0):
-        d = x - t
-        ad = xp.abs(d)
-        loss = xp.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
-        self.beta = beta
-        self.scale = 1.0 / max(loss.size, 1) if reduction == "mean" else 1.0
-        return _reduce(xp, loss.astype(d.dtype, copy=False), reduction)
-
-    def backward(self, F, gy, x, t):
-        d = x - t
-        g = F.minimum(F.maximum(d / self.beta, -1.0), 1.0) * (gy * self.scale)   # clipped
-        need = self.needs_input_grad
-        return (g if need[0] else None), (-g if need[1] else None)
+        return self._forward(xp, x, t, reduction, beta, 1.0)
 
 
-class HuberLossBackward0(Op):
+class HuberLossBackward0(_QuadraticThenLinear):
     """y = 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)   (d = x - t)"""
-    __slots__ = ("delta", "scale")
-    saves = (0, 1)
-    saved_names = ("self", "target")
-    broadcasts = True
+    __slots__ = ()
 
     def forward(self, xp, x, t, reduction="mean", delta=1.0):
-        d = x - t
-        ad = xp.abs(d)
-        loss = xp.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
-        self.delta = delta
-        self.scale = 1.0 / max(loss.size, 1) if reduction == "mean" else 1.0
-        return _reduce(xp, loss.astype(d.dtype, copy=False), reduction)
-
-    def backward(self, F, gy, x, t):
-        g = F.minimum(F.maximum(x - t, -self.delta), self.delta) * (gy * self.scale)
-        need = self.needs_input_grad
-        return (g if need[0] else None), (-g if need[1] else None)
+        return self._forward(xp, x, t, reduction, delta, delta)
 
 
 class BinaryCrossEntropyBackward0(Op):
