@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from heapq import heapify, heappop, heappush
 
-from . import anomaly
+from . import anomaly, fusion
 from .grad_mode import state as grad_state
 from .graph import AccumulateGrad
 
@@ -69,6 +69,8 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
     heap = [(-n._seq, n) for n in buffers if not deps.get(n)]
     heapify(heap)
     check_nan = anomaly.is_anomaly_check_nan_enabled()
+    fuse = (not create_graph and not anomaly.is_enabled() and bool(root_grads)
+            and fusion.active(root_grads[0]))
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph
     # a node that became ready while nothing else was runs next, off the heap; when its gradient
@@ -94,8 +96,12 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                     captured[slot] = grads[nr]
                 if n.__class__ is AG:
                     continue
+            edges = n.next_functions
             if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
-                out = (None,) * len(n.next_functions)
+                out = (None,) * len(edges)
+            elif fuse and n.elementwise and n._extra is None and (region := fusion.run(
+                    n, grads, deps, buffers, needed, targets, retain_graph)) is not None:
+                edges, out = region   # n and the nodes below it, in one kernel
             else:
                 try:
                     out = n._run(grads, create_graph)
@@ -111,7 +117,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                 n._saved = None  # _release(), inlined for the common case
                 if n.temps:
                     n._release()
-            for (c, nr), g in zip(n.next_functions, out):
+            for (c, nr), g in zip(edges, out):
                 if c is None or (needed is not None and c not in needed):
                     continue
                 if g is not None:

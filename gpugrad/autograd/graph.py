@@ -66,6 +66,7 @@ class Node:
                  "__weakref__")
     n_outputs = 1
     temps: tuple = ()          # slots holding private arrays that _release also frees
+    elementwise = False        # backward maps each element's gradient alone (see fusion.py)
     saved_names: tuple = ()   # names under which ``_saved_<name>`` exposes saved values
 
     # -- introspection ------------------------------------------------------------------------

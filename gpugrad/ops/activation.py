@@ -15,6 +15,7 @@ from .pointwise import _float
 
 class SigmoidBackward0(Op):
     """y = 1 / (1 + exp(-x))"""
+    elementwise = True
     saves_output = True
     saved_names = ("result",)
 
@@ -29,6 +30,7 @@ class SigmoidBackward0(Op):
 
 class ReluBackward0(Op):
     """y = max(x, 0)   (NOTE: gradient 0 at x == 0, as PyTorch)"""
+    elementwise = True
     saves_output = True
     saved_names = ("result",)
 
@@ -43,6 +45,7 @@ class ReluBackward0(Op):
 
 class LeakyReluBackward0(Op):
     """y = x if x > 0 else slope * x"""
+    elementwise = True
     __slots__ = ("negative_slope",)
     saves = (0,)
     saved_names = ("self",)
@@ -61,6 +64,7 @@ class LeakyReluBackward0(Op):
 
 class GeluBackward0(Op):
     """y = x * Phi(x)   (approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))))"""
+    elementwise = True
     __slots__ = ("approximate",)
     saves = (0,)
     saved_names = ("self",)
@@ -95,6 +99,7 @@ _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 class SiluBackward0(Op):
     """y = x * sigmoid(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -111,6 +116,7 @@ class SiluBackward0(Op):
 
 class SoftplusBackward0(Op):
     """y = log(1 + exp(beta x)) / beta; linear above ``threshold``"""
+    elementwise = True
     __slots__ = ("beta", "threshold")
     saves = (0,)
     saved_names = ("self",)
@@ -129,6 +135,7 @@ class SoftplusBackward0(Op):
 
 class EluBackward0(Op):
     """y = x where x > 0 else alpha (exp(x) - 1)"""
+    elementwise = True
     __slots__ = ("alpha",)
     saves = (0,)
     saved_names = ("self",)
@@ -144,6 +151,7 @@ class EluBackward0(Op):
 
 class HardtanhBackward0(Op):
     """y = clamp(x, min_val, max_val)   (gradient 1 strictly inside, as PyTorch)"""
+    elementwise = True
     __slots__ = ("lo", "hi")
     saves = (0,)
     saved_names = ("self",)
@@ -158,6 +166,7 @@ class HardtanhBackward0(Op):
 
 class MishBackward0(Op):
     """y = x tanh(softplus(x))"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 

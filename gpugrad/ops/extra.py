@@ -15,6 +15,7 @@ from .select import _along, _data, _Scatter
 
 class Atan2Backward0(Op):
     """y = atan2(a, b), the angle of the point (b, a)"""
+    elementwise = True
     saves = (0, 1)
     saved_names = ("self", "other")
     broadcasts = True
@@ -30,6 +31,7 @@ class Atan2Backward0(Op):
 
 class LerpBackward0(Op):
     """y = start + weight (end - start), weight a number"""
+    elementwise = True
     __slots__ = ("weight",)
     broadcasts = True
 
@@ -44,6 +46,7 @@ class LerpBackward0(Op):
 
 class LerpBackward1(Op):
     """y = start + weight (end - start), weight a tensor"""
+    elementwise = True
     saves = (0, 1, 2)
     saved_names = ("self", "end", "weight")
     broadcasts = True
@@ -59,6 +62,7 @@ class LerpBackward1(Op):
 
 class AddcmulBackward0(Op):
     """y = x + value t1 t2"""
+    elementwise = True
     __slots__ = ("value",)
     saves = (1, 2)
     saved_names = ("tensor1", "tensor2")
@@ -76,6 +80,7 @@ class AddcmulBackward0(Op):
 
 class AddcdivBackward0(Op):
     """y = x + value t1 / t2"""
+    elementwise = True
     __slots__ = ("value",)
     saves = (1, 2)
     saved_names = ("tensor1", "tensor2")

@@ -29,6 +29,7 @@ def _needs(op, i):
 # -- arithmetic ---------------------------------------------------------------------------------
 class AddBackward0(Op):
     """z = x + alpha * y"""
+    elementwise = True
     __slots__ = ("alpha",)
     broadcasts = True
 
@@ -47,6 +48,7 @@ class AddBackward0(Op):
 
 class SubBackward0(Op):
     """z = x - alpha * y"""
+    elementwise = True
     __slots__ = ("alpha",)
     broadcasts = True
 
@@ -65,6 +67,7 @@ class SubBackward0(Op):
 
 class RsubBackward1(Op):
     """z = y - x   (``2 - x``: the tensor comes first, as in PyTorch's rsub)"""
+    elementwise = True
     broadcasts = True
 
     def forward(self, xp, x, y=None, other=None):
@@ -79,6 +82,7 @@ class RsubBackward1(Op):
 
 class MulBackward0(Op):
     """z = x * y"""
+    elementwise = True
     saves = (0, 1)
     reads_for = ((1,), (0,))
     saved_names = ("self", "other")
@@ -101,6 +105,7 @@ class MulBackward0(Op):
 
 class DivBackward0(Op):
     """z = x / y"""
+    elementwise = True
     saves = (0, 1)
     reads_for = ((1,), (0, 1))
     saved_names = ("self", "other")
@@ -129,6 +134,7 @@ def _ints(*arrays):
 
 class NegBackward0(Op):
     """y = -x"""
+    elementwise = True
 
     def forward(self, xp, x):
         return -x
@@ -139,6 +145,7 @@ class NegBackward0(Op):
 
 class ReciprocalBackward0(Op):
     """y = 1 / x"""
+    elementwise = True
     saves_output = True
     saved_names = ("result",)
 
@@ -151,6 +158,7 @@ class ReciprocalBackward0(Op):
 
 class PowBackward0(Op):
     """y = x ** p   (p a number)"""
+    elementwise = True
     __slots__ = ("exponent",)
     saves = (0,)
     saved_names = ("self",)
@@ -172,6 +180,7 @@ class PowBackward0(Op):
 
 class PowBackward1(Op):
     """z = x ** y   (both tensors)"""
+    elementwise = True
     saves = (0, 1)
     saves_output = True
     saved_names = ("self", "exponent", "result")
@@ -195,6 +204,7 @@ class PowBackward1(Op):
 
 class PowBackward2(Op):
     """z = b ** x   (b a number)"""
+    elementwise = True
     __slots__ = ("base",)
     saves_output = True
     saved_names = ("result",)
@@ -210,6 +220,7 @@ class PowBackward2(Op):
 # -- transcendental -----------------------------------------------------------------------------
 class ExpBackward0(Op):
     """y = exp(x)"""
+    elementwise = True
     saves_output = True
     saved_names = ("result",)
 
@@ -222,6 +233,7 @@ class ExpBackward0(Op):
 
 class LogBackward0(Op):
     """y = log(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -234,6 +246,7 @@ class LogBackward0(Op):
 
 class SqrtBackward0(Op):
     """y = sqrt(x)"""
+    elementwise = True
     saves_output = True
     saved_names = ("result",)
 
@@ -246,6 +259,7 @@ class SqrtBackward0(Op):
 
 class AbsBackward0(Op):
     """y = |x|   (NOTE: gradient 0 at x == 0, as PyTorch)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -258,6 +272,7 @@ class AbsBackward0(Op):
 
 class SignBackward0(Op):
     """y = sign(x)   (gradient zero everywhere)"""
+    elementwise = True
 
     def forward(self, xp, x):
         return xp.sign(x)
@@ -268,6 +283,7 @@ class SignBackward0(Op):
 
 class SinBackward0(Op):
     """y = sin(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -280,6 +296,7 @@ class SinBackward0(Op):
 
 class CosBackward0(Op):
     """y = cos(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -292,6 +309,7 @@ class CosBackward0(Op):
 
 class TanhBackward0(Op):
     """y = tanh(x)"""
+    elementwise = True
     saves_output = True
     saved_names = ("result",)
 
@@ -306,6 +324,7 @@ class TanhBackward0(Op):
 
 class ClampBackward1(Op):
     """y = min(max(x, min), max)   (numbers)"""
+    elementwise = True
     __slots__ = ("min", "max")
     saves = (0,)
     saved_names = ("self",)
@@ -331,6 +350,7 @@ class ClampBackward1(Op):
 class ClampBackward0(Op):
     """y = max(x, bound) (or min(x, bound) with ``upper``), the bound a tensor; the gradient
     goes to x where it is kept and to the bound where the bound is taken"""
+    elementwise = True
     __slots__ = ("upper",)
     saves = (0, 1)
     saved_names = ("self", "min")
@@ -352,6 +372,7 @@ class ClampBackward0(Op):
 
 class MaximumBackward0(Op):
     """z = max(x, y)   (NOTE: ties split the gradient evenly, as PyTorch)"""
+    elementwise = True
     saves = (0, 1)
     saved_names = ("self", "other")
     broadcasts = True
@@ -366,6 +387,7 @@ class MaximumBackward0(Op):
 
 class MinimumBackward0(Op):
     """z = min(x, y)   (NOTE: ties split the gradient evenly, as PyTorch)"""
+    elementwise = True
     saves = (0, 1)
     saved_names = ("self", "other")
     broadcasts = True
@@ -546,6 +568,7 @@ OPS = [AddBackward0, SubBackward0, RsubBackward1, MulBackward0, DivBackward0, Ne
 
 class ErfBackward0(Op):
     """y = erf(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 

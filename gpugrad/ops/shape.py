@@ -117,6 +117,7 @@ class TBackward0(PermuteBackward0):
 
 class CloneBackward0(Op):
     """y = copy of x"""
+    elementwise = True
 
     def forward(self, xp, x):
         return x.copy()

@@ -10,6 +10,7 @@ from .pointwise import _float
 
 class Log1PBackward0(Op):
     """y = log(1 + x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -22,6 +23,7 @@ class Log1PBackward0(Op):
 
 class Expm1Backward0(Op):
     """y = exp(x) - 1"""
+    elementwise = True
     saves_output = True
     saved_names = ("result",)
 
@@ -34,6 +36,7 @@ class Expm1Backward0(Op):
 
 class TanBackward0(Op):
     """y = tan(x)"""
+    elementwise = True
     saves_output = True
     saved_names = ("result",)
 
@@ -46,6 +49,7 @@ class TanBackward0(Op):
 
 class SinhBackward0(Op):
     """y = sinh(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -58,6 +62,7 @@ class SinhBackward0(Op):
 
 class CoshBackward0(Op):
     """y = cosh(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -70,6 +75,7 @@ class CoshBackward0(Op):
 
 class AsinBackward0(Op):
     """y = asin(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -82,6 +88,7 @@ class AsinBackward0(Op):
 
 class AcosBackward0(Op):
     """y = acos(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -94,6 +101,7 @@ class AcosBackward0(Op):
 
 class AtanBackward0(Op):
     """y = atan(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -106,6 +114,7 @@ class AtanBackward0(Op):
 
 class Log2Backward0(Op):
     """y = log2(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -118,6 +127,7 @@ class Log2Backward0(Op):
 
 class Log10Backward0(Op):
     """y = log10(x)"""
+    elementwise = True
     saves = (0,)
     saved_names = ("self",)
 
@@ -130,6 +140,7 @@ class Log10Backward0(Op):
 
 class FloorBackward0(Op):
     """y = floor(x)   (gradient zero)"""
+    elementwise = True
 
     def forward(self, xp, x):
         return xp.floor(x) if x.dtype.kind == "f" else x.copy()
@@ -169,6 +180,7 @@ class RoundBackward1(FloorBackward0):
 
 class FracBackward0(Op):
     """y = x - trunc(x)   (gradient one)"""
+    elementwise = True
 
     def forward(self, xp, x):
         return x - xp.trunc(x)
