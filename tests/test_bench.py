@@ -66,3 +66,17 @@ def test_compile_seconds_are_read_from_the_kernel_launcher(monkeypatch):
     from gpugrad.bench import timing
     monkeypatch.setattr(_cuda_kernels, "COMPILE_SECONDS", {"relu_bwd": 0.25, "adam_step": 0.5})
     assert timing._compiled() == 0.75
+
+
+def test_unfused_column_runs_gpugrad_with_fusion_off():
+    from gpugrad.autograd import fusion
+    from gpugrad.bench import cases
+    impl = cases.Impl(cases.UNFUSED, "cuda")
+    assert impl.label == "gpugrad unfused cuda" and impl.key == "unfused-cuda"
+    assert not cases.available(cases.UNFUSED, "cpu")   # the CPU never fuses: nothing to compare
+    seen = []
+    step = cases._fusion_as(impl, lambda: seen.append(fusion.mode()))
+    step()
+    assert seen == ["off"] and fusion.mode() == "auto"
+    plain = lambda: None  # noqa: E731
+    assert cases._fusion_as(cases.Impl("gpugrad", "cuda"), plain) is plain

@@ -15,6 +15,7 @@ from .. import _backend, kernels
 from .. import cuda as gcuda
 
 LIBS = ("gpugrad", "torch", "floor")
+UNFUSED = "unfused"   # gpugrad with backward fusion off (CUDA only: the CPU never fuses)
 DEVICES = ("cpu", "cuda")
 
 
@@ -35,6 +36,8 @@ def has_cuda() -> bool:
 
 
 def available(lib: str, device: str) -> bool:
+    if lib == UNFUSED:
+        return device == "cuda" and has_cuda()
     if lib == "torch":
         t = _torch()
         return t is not None and (device == "cpu" or t.cuda.is_available())
@@ -61,6 +64,8 @@ class Impl:
     def label(self) -> str:
         if self.lib == "floor":
             return "numpy" if self.device == "cpu" else "cupy"
+        if self.lib == UNFUSED:
+            return f"gpugrad unfused {self.device}"
         return "d2d copy" if self.lib == "copy" else f"{self.lib} {self.device}"
 
 
@@ -116,7 +121,7 @@ def _to(lib, a, device, requires_grad=False):
     a = a.copy()
     if lib in ("floor", "copy"):
         return a
-    if lib == "gpugrad":
+    if lib in ("gpugrad", UNFUSED):
         t = gpugrad.as_tensor(a)
     else:
         torch = _torch()
@@ -126,7 +131,19 @@ def _to(lib, a, device, requires_grad=False):
 
 
 def _module(lib):
-    return gpugrad if lib == "gpugrad" else _torch()
+    return gpugrad if lib in ("gpugrad", UNFUSED) else _torch()
+
+
+def _fusion_as(impl, step):
+    """``step``, run with backward fusion off for the unfused column."""
+    if impl.lib != UNFUSED:
+        return step
+    from ..autograd import fusion
+
+    def unfused():
+        with fusion.using("off"):
+            return step()
+    return unfused
 
 
 # -- the cases ---------------------------------------------------------------------------------
@@ -158,7 +175,7 @@ def make_chain(impl, case):
     def step():
         chain(T, x).backward()
         x.grad = None
-    return step
+    return _fusion_as(impl, step)
 
 
 def elementwise(T, x):
@@ -193,7 +210,7 @@ def make_elementwise(impl, case):
     def step():
         elementwise(T, x).backward()
         x.grad = None
-    return step
+    return _fusion_as(impl, step)
 
 
 def make_graph(impl, case):
@@ -392,10 +409,11 @@ def cases(mode: str = "quick", gpu: bool | None = None) -> list[Case]:
     """Every case of a run: ``quick`` (under a minute on 2 CPU cores) or ``full``."""
     gpu = has_cuda() if gpu is None else gpu
     full = mode == "full"
-    out = [Case("overhead", "chain100", make_chain, 16)]
+    fused = LIBS + (UNFUSED,)   # cases with elementwise regions: fused and unfused side by side
+    out = [Case("overhead", "chain100", make_chain, 16, libs=fused)]
     for e in range(4, 9):
         if e <= 7 or (gpu and full):
-            out.append(Case("elementwise", "elementwise", make_elementwise, 10 ** e,
+            out.append(Case("elementwise", "elementwise", make_elementwise, 10 ** e, libs=fused,
                             sweep="elementwise", devices=DEVICES if e <= 7 else ("cuda",)))
     for topic, sizes in (("kernels", (6, 7) if full else (6,)),
                          ("bandwidth", (7, 8) if full else (7,))):

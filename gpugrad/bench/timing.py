@@ -77,8 +77,11 @@ FULL = Settings(repeat=41, min_time=0.02, max_case_s=20.0, min_repeat=9)
 
 
 def _compiled() -> float:
+    """Seconds spent compiling CUDA so far: the kernels of kernels/ and the fused regions."""
     from .. import _cuda_kernels
-    return sum(getattr(_cuda_kernels, "COMPILE_SECONDS", {}).values())
+    from ..autograd import fusion
+    return (sum(getattr(_cuda_kernels, "COMPILE_SECONDS", {}).values())
+            + fusion.stats["compile_seconds"])
 
 
 def _err(e) -> str:
