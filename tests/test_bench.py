@@ -70,13 +70,13 @@ def test_compile_seconds_are_read_from_the_kernel_launcher(monkeypatch):
 
 def test_unfused_column_runs_gpugrad_with_fusion_off():
     from gpugrad.autograd import fusion
-    from gpugrad.bench import cases
-    impl = cases.Impl(cases.UNFUSED, "cuda")
+    from gpugrad.bench.cases import UNFUSED, Impl, _fusion_as, available
+    impl = Impl(UNFUSED, "cuda")
     assert impl.label == "gpugrad unfused cuda" and impl.key == "unfused-cuda"
-    assert not cases.available(cases.UNFUSED, "cpu")   # the CPU never fuses: nothing to compare
+    assert not available(UNFUSED, "cpu")   # the CPU never fuses: nothing to compare
     seen = []
-    step = cases._fusion_as(impl, lambda: seen.append(fusion.mode()))
+    step = _fusion_as(impl, lambda: seen.append(fusion.mode()))
     step()
     assert seen == ["off"] and fusion.mode() == "auto"
     plain = lambda: None  # noqa: E731
-    assert cases._fusion_as(cases.Impl("gpugrad", "cuda"), plain) is plain
+    assert _fusion_as(Impl("gpugrad", "cuda"), plain) is plain
