@@ -298,6 +298,81 @@ def _prepare(xp, kernel, name, a, dtype, want, layout):
     return xp.ascontiguousarray(xp.broadcast_to(a, want), dtype=dtype), 1
 
 
+# -- multi-tensor launches ----------------------------------------------------------------------
+SLOTS = 8   # tensors per launch of a ``<name>_multi_<ctype>`` entry
+_SLOT = re.compile(r"(\w+?)_(\d+)")
+
+
+@functools.lru_cache(maxsize=None)
+def _multi_plan(kernel, entry: str) -> tuple:
+    """Per parameter of a multi entry: ("slot", array position, k), ("n", -1, k) or
+    ("scalar", position among the scalars, dtype)."""
+    params = entries_of(kernel.source).get(entry)
+    if params is None:
+        raise RuntimeError(f"{kernel.name}: {kernel.source} has no entry {entry}")
+    names = _ref_names(kernel.ref)
+    arrays = [p.name for p in entries_of(kernel.source)[f"{kernel.name}_float"] if p.pointer]
+    scalars = [n for n in names if n not in arrays]
+    plan = []
+    for p in params:
+        m = _SLOT.fullmatch(p.name)
+        if m and m.group(1) == "n":
+            plan.append(("n", -1, int(m.group(2))))
+        elif m and m.group(1) in arrays:
+            plan.append(("slot", arrays.index(m.group(1)), int(m.group(2))))
+        elif p.name in scalars:
+            plan.append(("scalar", scalars.index(p.name), np.dtype(_C_DTYPES[p.ctype])))
+        else:
+            raise RuntimeError(f"{kernel.name}: cannot bind parameter {p.name!r} of {entry}")
+    return tuple(plan)
+
+
+def multi_arguments(kernel, group, scalars, ctype):
+    """The arguments of one launch of ``kernel``'s multi entry over ``group`` (at most SLOTS
+    tuples of arrays, in the reference's order), unused slots null."""
+    args = []
+    for kind, i, k in _multi_plan(kernel, f"{kernel.name}_multi_{ctype}"):
+        if kind == "scalar":
+            args.append(k.type(scalars[i]))
+        elif k >= len(group):
+            args.append(np.int64(0) if kind == "n" else np.uint64(0))
+        elif kind == "n":
+            args.append(np.int64(group[k][0].size))
+        else:
+            a = group[k][i]
+            args.append(np.uint64(0) if a is None else a)
+    return args
+
+
+def launch_multi(kernel, tensors, scalars) -> None:
+    """Run an in-place update ``kernel`` on each tuple of CuPy arrays in ``tensors`` (the
+    reference's array arguments), SLOTS tuples per launch. Tuples whose arrays are not all
+    contiguous, of the first's dtype and shape, run one launch each."""
+    cp = _backend.cupy_module()
+    first = tensors[0][0]
+    ctype = CTYPES.get(first.dtype)
+    fits, rest = [], []
+    for arrays in tensors:
+        ok = ctype is not None and all(
+            a is None or (a.__class__ is cp.ndarray and a.dtype == first.dtype
+                          and a.shape == arrays[0].shape and a.flags.c_contiguous
+                          and a.device == first.device) for a in arrays)
+        (fits if ok else rest).append(arrays)
+    for arrays in rest:
+        kernel(*arrays, *scalars)   # its reference on numpy, its own launch on CuPy
+    if not fits:
+        return
+    device = first.device
+    with device:
+        fn = _function(kernel, f"{kernel.name}_multi_{ctype}", device.id)
+        for i in range(0, len(fits), SLOTS):
+            group = fits[i:i + SLOTS]
+            largest = max(arrays[0].size for arrays in group)
+            if largest:
+                fn((_grid(largest, device.id), len(group)), (THREADS,),
+                   tuple(multi_arguments(kernel, group, scalars, ctype)))
+
+
 def launch(kernel, args):
     """Run ``kernel`` on CuPy arrays; returns what ``kernel.ref`` returns (None when in place)."""
     cp = _backend.cupy_module()

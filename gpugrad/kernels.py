@@ -271,6 +271,21 @@ def adam_update(xp, p, m, v, lr, beta1, beta2, eps, step):
     p -= t(lr / (1 - beta1 ** step)) * m / (xp.sqrt(v / t(1 - beta2 ** step)) + t(eps))
 
 
+def foreach(update, tensors, *scalars) -> None:
+    """Apply in-place ``update`` (``sgd_step``, ``adam_step``) to each tuple of arrays in
+    ``tensors`` with the same ``scalars``: on CUDA, one launch for up to eight tensors (its
+    ``<name>_multi`` entry), where a loop would launch once per tensor."""
+    if not tensors:
+        return
+    first = tensors[0][0]
+    if first.__class__ is np.ndarray:
+        for arrays in tensors:
+            update(*arrays, *scalars)
+        return
+    from . import _cuda_kernels
+    _cuda_kernels.launch_multi(update.kernel, tensors, scalars)
+
+
 # -- special functions ---------------------------------------------------------------------------
 _erf_np = None
 

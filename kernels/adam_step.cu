@@ -50,3 +50,48 @@ extern "C" __global__ void adam_step_double(double* p, const double* g, double* 
                                             long long n) {
   adam_step(p, g, m, v, lr, beta1, beta2, eps, weight_decay, step, decoupled, n);
 }
+
+// Multi-tensor entries: the same step on up to 8 tensors in one launch (blockIdx.y picks the
+// tensor, gridDim.y is how many); slot k takes <array>_k and n_k, unused slots are null with
+// n_k = 0. gpugrad/_cuda_kernels.py launch_multi binds them (one launch for a whole model's
+// parameters where the loop above would make one per parameter).
+
+extern "C" __global__ void adam_step_multi_float(
+    float* p_0, const float* g_0, float* m_0, float* v_0, long long n_0,
+    float* p_1, const float* g_1, float* m_1, float* v_1, long long n_1,
+    float* p_2, const float* g_2, float* m_2, float* v_2, long long n_2,
+    float* p_3, const float* g_3, float* m_3, float* v_3, long long n_3,
+    float* p_4, const float* g_4, float* m_4, float* v_4, long long n_4,
+    float* p_5, const float* g_5, float* m_5, float* v_5, long long n_5,
+    float* p_6, const float* g_6, float* m_6, float* v_6, long long n_6,
+    float* p_7, const float* g_7, float* m_7, float* v_7, long long n_7,
+    double lr, double beta1, double beta2, double eps, double weight_decay, long long step,
+    int decoupled) {
+  float* const p[8] = {p_0, p_1, p_2, p_3, p_4, p_5, p_6, p_7};
+  const float* const g[8] = {g_0, g_1, g_2, g_3, g_4, g_5, g_6, g_7};
+  float* const m[8] = {m_0, m_1, m_2, m_3, m_4, m_5, m_6, m_7};
+  float* const v[8] = {v_0, v_1, v_2, v_3, v_4, v_5, v_6, v_7};
+  const long long n[8] = {n_0, n_1, n_2, n_3, n_4, n_5, n_6, n_7};
+  const int k = blockIdx.y;
+  adam_step(p[k], g[k], m[k], v[k], lr, beta1, beta2, eps, weight_decay, step, decoupled, n[k]);
+}
+
+extern "C" __global__ void adam_step_multi_double(
+    double* p_0, const double* g_0, double* m_0, double* v_0, long long n_0,
+    double* p_1, const double* g_1, double* m_1, double* v_1, long long n_1,
+    double* p_2, const double* g_2, double* m_2, double* v_2, long long n_2,
+    double* p_3, const double* g_3, double* m_3, double* v_3, long long n_3,
+    double* p_4, const double* g_4, double* m_4, double* v_4, long long n_4,
+    double* p_5, const double* g_5, double* m_5, double* v_5, long long n_5,
+    double* p_6, const double* g_6, double* m_6, double* v_6, long long n_6,
+    double* p_7, const double* g_7, double* m_7, double* v_7, long long n_7,
+    double lr, double beta1, double beta2, double eps, double weight_decay, long long step,
+    int decoupled) {
+  double* const p[8] = {p_0, p_1, p_2, p_3, p_4, p_5, p_6, p_7};
+  const double* const g[8] = {g_0, g_1, g_2, g_3, g_4, g_5, g_6, g_7};
+  double* const m[8] = {m_0, m_1, m_2, m_3, m_4, m_5, m_6, m_7};
+  double* const v[8] = {v_0, v_1, v_2, v_3, v_4, v_5, v_6, v_7};
+  const long long n[8] = {n_0, n_1, n_2, n_3, n_4, n_5, n_6, n_7};
+  const int k = blockIdx.y;
+  adam_step(p[k], g[k], m[k], v[k], lr, beta1, beta2, eps, weight_decay, step, decoupled, n[k]);
+}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import host_cuda
 import numpy as np
 import pytest
 from conftest import to_numpy
@@ -392,43 +393,23 @@ def test_generated_source_reads_each_input_once_and_writes_each_output_once(rng)
     assert "typedef float T;" in src and "gg_sigmoid" in src   # the frame's helpers
 
 
-# The generated code is plain C++ apart from CUDA's launch geometry: compiled for the host, with
-# a one-thread grid, it runs on the very arrays a fused backward hands the kernel, so its values
-# are checked against the numpy evaluation without a GPU.
-HOST_PRELUDE = """#include <cmath>
-using namespace std;
-struct gg_dim3 { long long x; };
-static const gg_dim3 gridDim = {1}, blockDim = {1}, blockIdx = {0}, threadIdx = {0};
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __restrict__
-"""
-
-
+# The generated code is plain C++ apart from CUDA's launch geometry (tests/host_cuda.py): run on
+# the host, on the very arrays a fused backward hands the kernel, it is checked against the
+# numpy evaluation without a GPU.
 @pytest.fixture(scope="module")
 def host_cxx(tmp_path_factory):
-    import shutil
-    cxx = shutil.which("g++") or shutil.which("clang++")
+    cxx = host_cuda.compiler()
     if cxx is None:
         pytest.skip("no host C++ compiler (g++ or clang++)")
     return cxx, tmp_path_factory.mktemp("regions")
 
 
 def _run_on_host(host_cxx, plan, arrays, params, shape, dtype):
-    import ctypes
     cxx, tmp = host_cxx
     ctype = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}[dtype]
-    src = tmp / f"r{len(list(tmp.iterdir()))}.cpp"
-    src.write_text(HOST_PRELUDE + plan.source(ctype))
-    lib = src.with_suffix(".so")
-    subprocess.run([cxx, "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    lib = host_cuda.build(plan.source(ctype), tmp, cxx)
     args, outs = plan.arguments(arrays, params, shape, dtype, np)
-    c_args = [ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else
-              ctypes.c_longlong(int(a)) if isinstance(a, np.int64) else
-              ctypes.c_float(a) if isinstance(a, np.float32) else ctypes.c_double(a)
-              for a in args]
-    ctypes.CDLL(str(lib)).backward_region(*c_args)
+    host_cuda.call(lib, "backward_region", args)
     return outs
 
 

@@ -7,6 +7,7 @@ import math
 import re
 from pathlib import Path
 
+import host_cuda
 import numpy as np
 import pytest
 
@@ -100,7 +101,7 @@ def test_entry_parameters_bind_to_reference(name):
     """The launcher binds by name (see gpugrad/_cuda_kernels.py); check every entry can bind."""
     k = REGISTRY[name]
     entries = _cuda_kernels.entries_of(k.source)
-    assert set(entries) == {f"{name}_float", f"{name}_double"}
+    assert set(entries) - set(MULTI.get(name, ())) == {f"{name}_float", f"{name}_double"}
     ref_names = _cuda_kernels._ref_names(k.ref)
     inplace = {ref_names[i] for i in k.inplace}
     for ctype in ("float", "double"):
@@ -119,6 +120,114 @@ def test_entry_parameters_bind_to_reference(name):
                 assert p.ctype == "long long", p
             if not p.pointer:
                 assert p.ctype in ("double", "int", "long long"), p
+
+
+# -- multi-tensor entries: one launch updates up to SLOTS tensors ------------------------------
+MULTI = {name: (f"{name}_multi_float", f"{name}_multi_double")
+         for name in ("sgd_step", "adam_step")}
+
+
+@pytest.mark.parametrize("name", sorted(MULTI))
+def test_multi_entries_bind_every_slot(name):
+    k = REGISTRY[name]
+    single = _cuda_kernels.entries_of(k.source)[f"{name}_float"]
+    arrays = [p.name for p in single if p.pointer]
+    scalars = [p.name for p in single if not p.pointer and p.name != "n"]
+    for entry in MULTI[name]:
+        plan = _cuda_kernels._multi_plan(k, entry)
+        slots = sorted((kind, i, j) for kind, i, j in plan if kind != "scalar")
+        assert slots == sorted([("slot", i, j) for i in range(len(arrays))
+                                for j in range(_cuda_kernels.SLOTS)]
+                               + [("n", -1, j) for j in range(_cuda_kernels.SLOTS)])
+        assert [i for kind, i, _ in plan if kind == "scalar"] == list(range(len(scalars)))
+
+
+@pytest.fixture(scope="module")
+def host_cxx(tmp_path_factory):
+    cxx = host_cuda.compiler()
+    if cxx is None:
+        pytest.skip("no host C++ compiler (g++ or clang++)")
+    return cxx, tmp_path_factory.mktemp("kernels")
+
+
+MULTI_CASES = {   # name -> the scalars of each variant
+    "sgd_step": [(0.1, 0.0, 0.0, 0.0, False, False), (0.1, 0.0, 0.0, 0.01, False, False),
+                 (0.05, 0.9, 0.0, 0.0, False, True), (0.05, 0.9, 0.1, 1e-3, False, False),
+                 (0.05, 0.9, 0.0, 0.0, True, False)],
+    "adam_step": [(1e-3, 0.9, 0.999, 1e-8, 0.0, 1, False), (1e-2, 0.8, 0.99, 1e-6, 0.1, 7, False),
+                  (1e-2, 0.9, 0.999, 1e-8, 0.05, 3, True)],
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", sorted(MULTI_CASES))
+def test_multi_entry_updates_each_tensor_as_the_reference(host_cxx, name, dtype, rng):
+    """The multi entry, run on the host (tests/host_cuda.py) over tensors of different sizes
+    with its unused slots null, against the reference applied to each tensor."""
+    k = REGISTRY[name]
+    ctype = _cuda_kernels.CTYPES[np.dtype(dtype)]
+    lib = host_cuda.build(KERNEL_DIR.joinpath(k.source).read_text(), host_cxx[1], host_cxx[0])
+    for scalars in MULTI_CASES[name]:
+        sizes = (1023, 1, 0, 37, 5)
+        group = []
+        for n in sizes:
+            arrays = [rng.standard_normal(n).astype(dtype) for _ in range(4)]
+            if name == "adam_step":
+                arrays[3] = np.abs(arrays[3])   # v >= 0
+            group.append(tuple(arrays[:3] if name == "sgd_step" else arrays))
+        want = [tuple(a.copy() for a in arrays) for arrays in group]
+        for arrays in want:
+            k.ref(np, *arrays, *scalars)
+        args = _cuda_kernels.multi_arguments(k, group, scalars, ctype)
+        host_cuda.call(lib, f"{name}_multi_{ctype}", args, grid_y=len(group))
+        for got, exp in zip(group, want):
+            for g, e in zip(got, exp):
+                np.testing.assert_allclose(g, e, **REF_TOL[dtype])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(MULTI_CASES))
+def test_foreach_on_the_gpu_matches_the_reference(cupy, name, rng):
+    """Eleven tensors (two launches of the multi entry), one of them float64 and one
+    non-contiguous (each updated by its own launch)."""
+    from gpugrad import kernels
+    k = REGISTRY[name]
+    scalars = MULTI_CASES[name][-1]
+    host = []
+    for i, n in enumerate((1023, 1, 0, 37, 5, 6, 3, 2, 1, 64, 7)):
+        dtype = np.float64 if i == 3 else np.float32
+        arrays = [rng.standard_normal(n).astype(dtype) for _ in range(4)]
+        arrays[3] = np.abs(arrays[3])
+        host.append(tuple(arrays[:3] if name == "sgd_step" else arrays))
+    dev = [tuple(cupy.asarray(a) for a in arrays) for arrays in host]
+    wide = cupy.zeros(12, dtype=cupy.float32)   # tensor 5's parameter: every other element
+    wide[::2] = dev[5][0]
+    dev[5] = (wide[::2],) + dev[5][1:]
+    kernels.foreach(getattr(kernels, name), dev, *scalars)
+    for arrays in host:
+        k.ref(np, *arrays, *scalars)
+    for got, want in zip(dev, host):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(cupy.asnumpy(g), w, **GPU_TOL[w.dtype.type])
+
+
+def test_optimizer_steps_go_through_foreach(monkeypatch):
+    """SGD and Adam hand all their parameters to one ``kernels.foreach`` call per kind of
+    update, which on CUDA is one launch per eight tensors."""
+    import gpugrad
+    from gpugrad import kernels, optim
+    calls = []
+    real = kernels.foreach
+    monkeypatch.setattr(kernels, "foreach", lambda u, t, *s: (calls.append((u, len(t))),
+                                                              real(u, t, *s)))
+    params = [gpugrad.randn(3, requires_grad=True) for _ in range(5)]
+    for opt in (optim.SGD(params, lr=0.1), optim.SGD(params, lr=0.1, momentum=0.9),
+                optim.Adam(params)):
+        for p in params:
+            p.grad = gpugrad.ones(3)
+        opt.step()
+    assert [(u.__name__, n) for u, n in calls if n] == [
+        ("sgd_step", 5), ("sgd_step", 5), ("adam_step", 5)]
 
 
 # -- cases: each runs a kernel through `run` and returns (results, unfused float64 math) -------

@@ -40,6 +40,7 @@ class Adam(Optimizer):
                 lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
                 wd, amsgrad = group["weight_decay"], group["amsgrad"]
                 decoupled, maximize = group["decoupled_weight_decay"], group["maximize"]
+                by_step = {}   # step count -> tensors, one multi-tensor update each (CUDA)
                 for p in group["params"]:
                     g = p._grad
                     if g is None:
@@ -55,9 +56,11 @@ class Adam(Optimizer):
                         _amsgrad_step(p._data, g, m, v, st["max_exp_avg_sq"]._data, lr, b1, b2,
                                       eps, wd, int(step), decoupled)
                     else:
-                        kernels.adam_step(p._data, g, m, v, lr, b1, b2, eps, wd, int(step),
-                                          decoupled)
+                        by_step.setdefault(int(step), []).append((p._data, g, m, v))
                     p._version_box().v += 1
+                for step, tensors in by_step.items():
+                    kernels.foreach(kernels.adam_step, tensors, lr, b1, b2, eps, wd, step,
+                                    decoupled)
         return loss
 
 

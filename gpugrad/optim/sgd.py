@@ -34,6 +34,7 @@ class SGD(Optimizer):
                 lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
                 dampening, nesterov = group["dampening"], group["nesterov"]
                 maximize = group["maximize"]
+                plain, first, later = [], [], []   # one multi-tensor update each (CUDA)
                 for p in group["params"]:
                     g = p._grad
                     if g is None:
@@ -42,13 +43,17 @@ class SGD(Optimizer):
                     if momentum:
                         st = state[p]
                         buf = st.get("momentum_buffer")
-                        first = buf is None
-                        if first:
+                        if buf is None:
                             buf = st["momentum_buffer"] = Tensor._make(
                                 _backend.xp_of(g).empty_like(g))
-                        kernels.sgd_step(p._data, g, buf._data, lr, momentum, dampening, wd,
-                                         nesterov, first)
+                            first.append((p._data, g, buf._data))
+                        else:
+                            later.append((p._data, g, buf._data))
                     else:
-                        kernels.sgd_step(p._data, g, None, lr, 0.0, 0.0, wd, False, False)
+                        plain.append((p._data, g, None))
                     p._version_box().v += 1
+                kernels.foreach(kernels.sgd_step, plain, lr, 0.0, 0.0, wd, False, False)
+                for tensors, is_first in ((first, True), (later, False)):
+                    kernels.foreach(kernels.sgd_step, tensors, lr, momentum, dampening, wd,
+                                    nesterov, is_first)
         return loss
