@@ -13,7 +13,8 @@ description of a kernel's calling convention:
 - ``<arg>_stride`` is 0 when ``<arg>`` holds one value (read by every element, no broadcast copy)
   and 1 when it holds one value per element (per row when the entry takes ``cols``);
 - in an entry that takes ``cols`` (a row-wise kernel over ``(rows, cols)``), an output named
-  ``<name>_row`` holds one value per row, and an input named ``<name>_col`` one per column.
+  ``<name>_row`` holds one value per row, and an input or output named ``<name>_col`` one per
+  column.
 """
 from __future__ import annotations
 
@@ -275,7 +276,11 @@ def bind(kernel, args, xp):
                 values[name] = copy = xp.ascontiguousarray(a, dtype=dtype)
                 writeback.append((a, copy))
         elif kind == _OUTPUT:
-            values[name] = out = xp.empty(row_shape if layout == _ROW else shape, dtype)
+            if layout == _COL:   # a sum over the rows: zero when there are none
+                out = (xp.zeros if first.size == 0 else xp.empty)(shape[-1:], dtype)
+            else:
+                out = xp.empty(row_shape if layout == _ROW else shape, dtype)
+            values[name] = out
             outputs.append(out)
     values["n"] = np.int64(first.size)
     values["cols"] = np.int64(shape[-1] if shape else 1)

@@ -195,6 +195,12 @@ def nll_fwd(xp, x, target, weight_col, ignore_index):
     return xp.where(valid, -(w * picked), 0).astype(x.dtype), w
 
 
+@kernel("sum_rows.cu")
+def sum_rows(xp, x):
+    """out_col[j] = sum over i of x[i, j]   (x: (rows, cols); the gradient of a broadcast bias)"""
+    return x.sum(axis=0)
+
+
 # -- accumulation and optimizer steps (in place) -------------------------------------------------
 @kernel("accumulate_grad.cu", outputs=0, inplace=(0,))
 def accumulate_grad(xp, dst, src):

@@ -400,6 +400,12 @@ def _log_softmax(rng, layout, dtype, run):
     return run(za), [_log_softmax64(z64)]   # exp(83) is finite in float64: no max needed
 
 
+@case("sum_rows")
+def _sum_rows(rng, layout, dtype, run):
+    (x,), (x64,) = _inputs(layout, dtype, rng.uniform(-3, 3, ROW_SHAPES[layout]))
+    return run(x), [x64.sum(axis=0)]
+
+
 @case("log_softmax_bwd", fd=True)
 def _log_softmax_bwd(rng, layout, dtype, run):
     n, c = ROW_SHAPES[layout]
@@ -717,7 +723,7 @@ def test_half_precision_runs_the_reference_through_cupy(cupy):
     np.testing.assert_array_equal(cupy.asnumpy(gx), (x > 0).astype(np.float16))
 
 
-ROW_KERNELS = ("softmax_xent_bwd", "log_softmax", "log_softmax_bwd", "nll_fwd")
+ROW_KERNELS = ("softmax_xent_bwd", "log_softmax", "log_softmax_bwd", "nll_fwd", "sum_rows")
 
 
 @pytest.mark.gpu
@@ -735,6 +741,7 @@ def test_row_kernels_at_every_row_length_on_gpu(cupy, name, cols, dtype):
     target = rng.integers(-1, cols, rows)            # -1: an ignored row
     args = {"softmax_xent_bwd": (logp, target, rng.standard_normal(rows).astype(dtype), 0.5),
             "log_softmax": (z,),
+            "sum_rows": (z,),
             "log_softmax_bwd": (logp, rng.standard_normal((rows, cols)).astype(dtype)),
             "nll_fwd": (z, target, rng.uniform(0.5, 2, cols).astype(dtype), -1)}[name]
     k = REGISTRY[name]

@@ -318,10 +318,10 @@ def kernel_args(name, device, n):
     xp = _xp(device)
     r = functools.partial(_rand, device, (n,))
     one = xp.ones((), dtype=np.float32)
-    if name in ("log_softmax", "log_softmax_bwd", "nll_fwd"):
+    if name in ("log_softmax", "log_softmax_bwd", "nll_fwd", "sum_rows"):
         C = min(n, 1000)
         z = _rand(device, (n // C, C))
-        if name == "log_softmax":
+        if name in ("log_softmax", "sum_rows"):
             return (z,)
         if name == "nll_fwd":
             return z, _labels(device, n // C, C), None, -100

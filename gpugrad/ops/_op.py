@@ -11,6 +11,8 @@ the graph of the backward (double backward).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _backend
@@ -58,8 +60,21 @@ def unbroadcast(F, g, shape):
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
     if axes:
+        if (F.fast and axes[-1] == len(axes) - 1 and g.__class__ is not np.ndarray
+                and g.size and g.dtype in _SUM_ROWS_DTYPES and g.flags.c_contiguous):
+            # the leading axes only (a bias's gradient over a batch): one kernel on the GPU,
+            # where CuPy's reduction costs several launches' worth of host time; each of its
+            # threads sums rows / 8 values, so long thin sums stay with CuPy
+            cols = math.prod(g.shape[len(axes):])
+            if g.size <= _SUM_ROWS_MAX * cols:
+                from .. import kernels
+                return kernels.sum_rows(g.reshape(-1, cols)).reshape(shape)
         g = F.sum(g, axis=axes, keepdims=True)
     return F.reshape(g, shape) if g.shape != tuple(shape) else g
+
+
+_SUM_ROWS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_SUM_ROWS_MAX = 8192   # rows
 
 
 class ArrayNS:
