@@ -20,6 +20,9 @@ extern "C" { gg_dim3 gridDim = {1, 1}, blockDim = {1, 1}, blockIdx = {0, 0},
 #define __device__
 #define __forceinline__ inline
 #define __restrict__
+#include <cstring>
+inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
 """
 
 

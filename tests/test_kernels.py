@@ -563,6 +563,20 @@ def _binding_runner(k):
     return run
 
 
+def _host_runner(k, lib):
+    """Runs the kernel's own source compiled for the host (tests/host_cuda.py), bound by the
+    CuPy launcher's binding."""
+    def run(*args):
+        entry, kargs, n, outputs, writeback = _cuda_kernels.bind(k, args, np)
+        if n:
+            host_cuda.call(lib, entry, kargs)
+        for a, copy in writeback:
+            a[...] = copy
+        out = None if not k.outputs else outputs[0] if k.outputs == 1 else tuple(outputs)
+        return _results(k, args, out)
+    return run
+
+
 _case_params = pytest.mark.parametrize("label", list(CASES))
 _layout_params = pytest.mark.parametrize("layout", LAYOUTS)
 _dtype_params = pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -605,6 +619,44 @@ def test_launcher_checks_argument_count():
     x = np.ones(3)
     with pytest.raises(TypeError, match=r"relu_bwd\(\) takes 2 arguments"):
         _cuda_kernels.bind(REGISTRY["relu_bwd"], (x,), np)
+
+
+# -- kernels == references (the host) ----------------------------------------------------------
+# Kernels whose threads never talk to each other (grid-stride loops over elements or rows) run
+# on the host; those that share memory or shuffle within a warp can only run on a GPU.
+HOST_KERNELS = sorted(name for name, k in REGISTRY.items() if not re.search(
+    r"__shared__|__shfl|__syncthreads|warpSize", (KERNEL_DIR / k.source).read_text()))
+
+
+@pytest.fixture(scope="module")
+def host_libs(host_cxx):
+    cxx, workdir = host_cxx
+    libs = {}
+
+    def lib(name):
+        if name not in libs:
+            source = (KERNEL_DIR / REGISTRY[name].source).read_text()
+            libs[name] = host_cuda.build(source, workdir, cxx)
+        return libs[name]
+    return lib
+
+
+@_dtype_params
+@_layout_params
+@pytest.mark.parametrize("label", [c for c in CASES if CASES[c][0] in HOST_KERNELS])
+def test_kernel_matches_reference_on_the_host(host_libs, label, layout, dtype):
+    name, make, _ = CASES[label]
+    k = REGISTRY[name]
+    want, _ = make(np.random.default_rng(0), layout, dtype, _ref_runner(k))
+    got, _ = make(np.random.default_rng(0), layout, dtype, _host_runner(k, host_libs(name)))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, **GPU_TOL[dtype])
+
+
+def test_most_kernels_run_on_the_host():
+    assert len(HOST_KERNELS) >= len(REGISTRY) - 3, HOST_KERNELS
 
 
 # -- kernels == references (GPU) ---------------------------------------------------------------
