@@ -344,11 +344,18 @@ def _div(rng, layout, dtype, run):
 
 @case("pow_bwd", fd=True, p=2)
 @case("pow_bwd", fd=True, p=3)
+@case("pow_bwd", fd=True, p=-2)     # integral exponents: multiplied out in the kernel
+@case("pow_bwd", fd=True, p=1)
+@case("pow_bwd", fd=True, p=18)     # past the multiplied-out range: pow
 @case("pow_bwd", fd=True, p=0.5)
 @case("pow_bwd", fd=True, p=-1.5)
 def _pow(rng, layout, dtype, run, p):
     low = -3.0 if float(p).is_integer() else 0.2   # fractional powers of negatives are nan
-    (x, gy), (x64, g) = _inputs(layout, dtype, _uniform(rng, layout, low), _uniform(rng, layout))
+    high = 1.5 if abs(p) > 8 else 3.0                # large powers: keep the values moderate
+    x = _uniform(rng, layout, low, high)
+    if p < 0:
+        x[np.abs(x) < 0.3] = 0.3                     # away from the pole at 0
+    (x, gy), (x64, g) = _inputs(layout, dtype, x, _uniform(rng, layout))
     return run(x, gy, p), [g * _fd(lambda t: t ** p, x64)]
 
 
