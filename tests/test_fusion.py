@@ -316,6 +316,30 @@ def test_a_formula_that_cannot_be_traced_runs_unfused(device, rng):
     assert fusion.stats["plans_built"] == 2 and fusion.stats["regions"] == 0
 
 
+def test_a_region_that_does_not_compile_runs_unfused_with_one_warning(device, rng,
+                                                                      monkeypatch):
+    def broken(*args):
+        raise fusion.RegionCompileError("a fused backward region did not compile (NVRTC: ...)")
+    monkeypatch.setattr(fusion.Plan, "run", broken)
+    fusion._plans.clear()
+    x = gpugrad.tensor(rng.standard_normal(6), device=device, requires_grad=True)
+    with fusion.using(FUSED[device]):
+        with pytest.warns(UserWarning, match="did not compile .*run one by one"):
+            _bench(x).backward()
+        first = to_numpy(x.grad).copy()
+        x.grad = None
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # the region is remembered: no second warning
+            _bench(x).backward()
+    v = to_numpy(x)
+    t, s = np.tanh(v), 1 / (1 + np.exp(-v))
+    want = (1 - t * t) * s + t * s * (1 - s) + (v > 0)
+    np.testing.assert_allclose(first, want, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(x.grad), want, rtol=1e-12)
+    assert fusion.stats["regions"] == 0
+
+
 # -- tracing and the mode switch ----------------------------------------------------------------
 def test_tracing_refuses_what_is_not_elementwise():
     tracer = _trace.Tracer()

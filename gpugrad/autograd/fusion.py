@@ -26,12 +26,18 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import warnings
 
 import numpy as np
 
 from . import _trace
 
 MODES = ("auto", "always", "off")
+
+
+class RegionCompileError(RuntimeError):
+    """A generated region kernel did not compile (the region then runs unfused, with a
+    warning; a bug to report, never a failed backward)."""
 MAX_NODES = 256           # a longer chain is fused in pieces
 _DTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _MISSING = object()
@@ -210,7 +216,12 @@ def run(head, grads, deps, buffers, needed, targets, retain_graph):
         plan = _plans[key] = _build(members, key, len(arrays), len(params), len(outgoing))
     if plan is None:
         return None
-    outs = plan.run(arrays, params, grads[0].shape, grads[0].dtype)
+    try:
+        outs = plan.run(arrays, params, grads[0].shape, grads[0].dtype)
+    except RegionCompileError as e:   # nothing has changed yet: this region runs unfused
+        _plans[key] = None
+        warnings.warn(f"{e}; this region's nodes run one by one", UserWarning, stacklevel=2)
+        return None
     for m in members[1:]:
         buffers.pop(m, None)
     if not retain_graph:
@@ -264,9 +275,14 @@ class Plan:
             fn = self._functions.get(device.id)
             if fn is None:
                 start = time.perf_counter()
-                module = cp.RawModule(code=self.source(_DTYPES[dtype]),
-                                      options=_cuda_kernels.NVRTC_OPTIONS)
-                fn = self._functions[device.id] = module.get_function("backward_region")
+                try:
+                    module = cp.RawModule(code=self.source(_DTYPES[dtype]),
+                                          options=_cuda_kernels.NVRTC_OPTIONS)
+                    fn = module.get_function("backward_region")
+                except Exception as e:   # NVRTC's error, with its log
+                    raise RegionCompileError(f"a fused backward region did not compile "
+                                             f"({type(e).__name__}: {str(e)[:500]})") from e
+                self._functions[device.id] = fn
                 stats["kernels_compiled"] += 1
                 stats["compile_seconds"] += time.perf_counter() - start
             args, outs = self.arguments(arrays, params, shape, dtype, cp)
