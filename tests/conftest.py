@@ -27,6 +27,26 @@ def device(request):
     return request.param
 
 
+@pytest.fixture(scope="session")
+def nvrtc():
+    """CuPy's NVRTC binding (compiles CUDA to PTX with no GPU), or a skip saying what is missing."""
+    from gpugrad import _cuda_kernels
+    try:
+        return _cuda_kernels.nvrtc_module()
+    except ImportError as e:
+        pytest.skip(f"CuPy/NVRTC cannot be imported: {e}")
+
+
+@pytest.fixture(scope="session")
+def host_cxx(tmp_path_factory):
+    """A host C++ compiler and a folder for what it builds (see host_cuda.py), or a skip."""
+    import host_cuda
+    cxx = host_cuda.compiler()
+    if cxx is None:
+        pytest.skip("no host C++ compiler (g++ or clang++)")
+    return cxx, tmp_path_factory.mktemp("host_cuda")
+
+
 @pytest.fixture
 def rng():
     """A fresh, fixed-seed numpy generator per test."""

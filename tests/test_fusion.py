@@ -380,14 +380,6 @@ def test_environment_variable_sets_the_mode():
 
 
 # -- the generated CUDA -------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def nvrtc():
-    try:
-        return _cuda_kernels.nvrtc_module()
-    except ImportError as e:
-        pytest.skip(f"CuPy/NVRTC cannot be imported: {e}")
-
-
 def _traced_plans(rng):
     """Plans of every case above, traced on the CPU."""
     fusion._plans.clear()
@@ -420,14 +412,6 @@ def test_generated_source_reads_each_input_once_and_writes_each_output_once(rng)
 # The generated code is plain C++ apart from CUDA's launch geometry (tests/host_cuda.py): run on
 # the host, on the very arrays a fused backward hands the kernel, it is checked against the
 # numpy evaluation without a GPU.
-@pytest.fixture(scope="module")
-def host_cxx(tmp_path_factory):
-    cxx = host_cuda.compiler()
-    if cxx is None:
-        pytest.skip("no host C++ compiler (g++ or clang++)")
-    return cxx, tmp_path_factory.mktemp("regions")
-
-
 def _run_on_host(host_cxx, plan, arrays, params, shape, dtype):
     cxx, tmp = host_cxx
     ctype = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}[dtype]

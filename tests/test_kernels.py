@@ -34,14 +34,6 @@ FRAMES = {"backward_region": "gpugrad/autograd/fusion.py"}
 
 
 @pytest.fixture(scope="module")
-def nvrtc():
-    try:
-        return _cuda_kernels.nvrtc_module()
-    except ImportError as e:
-        pytest.skip(f"CuPy/NVRTC cannot be imported: {e}")
-
-
-@pytest.fixture(scope="module")
 def cupy():
     cp = _backend.cupy_module()
     if cp is None:
@@ -140,14 +132,6 @@ def test_multi_entries_bind_every_slot(name):
                                 for j in range(_cuda_kernels.SLOTS)]
                                + [("n", -1, j) for j in range(_cuda_kernels.SLOTS)])
         assert [i for kind, i, _ in plan if kind == "scalar"] == list(range(len(scalars)))
-
-
-@pytest.fixture(scope="module")
-def host_cxx(tmp_path_factory):
-    cxx = host_cuda.compiler()
-    if cxx is None:
-        pytest.skip("no host C++ compiler (g++ or clang++)")
-    return cxx, tmp_path_factory.mktemp("kernels")
 
 
 MULTI_CASES = {   # name -> the scalars of each variant
