@@ -209,7 +209,10 @@ def run(head, grads, deps, buffers, needed, targets, retain_graph):
     if described is None:
         return None
     key, arrays, params, outgoing = described
-    plan = _plans.get(key, _MISSING)
+    try:
+        plan = _plans.get(key, _MISSING)
+    except TypeError:   # an attribute that is not a plain value (unhashable): never fused
+        return None
     if plan is _MISSING:
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
