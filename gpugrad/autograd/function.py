@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from . import anomaly
+from . import anomaly, saved_hooks
 from .grad_mode import no_grad
 from .grad_mode import state as grad_state
 from .graph import SECOND_BACKWARD, Node, _seq
@@ -54,7 +54,8 @@ class BackwardCFunction(FunctionCtx, Node):
         if self._saved is None:
             raise RuntimeError(f"{SECOND_BACKWARD} (node: {self.name()}{self._creation()})")
         self._check_saved()
-        return tuple(self._saved)
+        saved = self._saved
+        return saved.tensors() if saved.__class__ is not tuple else saved
 
     def _run(self, grads, create_graph):
         from ..tensor import Tensor
@@ -207,6 +208,8 @@ class Function(metaclass=FunctionMeta):
         node._saved = tuple(saved)
         node._versions = tuple(versions)
         node._to_save = ()
+        if saved_hooks.stack and saved:
+            saved_hooks.pack(node, None, None)
         if anomaly._state.enabled:
             anomaly.record(node)
         return results[0] if single else tuple(results)

@@ -149,6 +149,8 @@ def _describe(members, grads, buffers, needed):
         saved = m._saved
         if saved is None:
             m._check_saved()   # raises: the graph was freed
+        if saved.__class__ is not tuple:
+            return None   # packed by saved-tensor hooks: unpacked once, by the node itself
         if m._versions is not None:
             for e in m._versions:
                 if e is not None and e[0].v != e[1]:

@@ -108,7 +108,10 @@ class Node:
             if self._saved is None:
                 raise RuntimeError(f"{SECOND_BACKWARD} (node: {self.name()}{self._creation()})")
             from ..tensor import Tensor
-            value = self._saved[type(self).saved_names.index(attr[7:])]
+            saved = self._saved
+            value = saved[type(self).saved_names.index(attr[7:])]
+            if saved.__class__ is not tuple and hasattr(value, "tensor"):
+                return value.tensor()   # packed by saved-tensor hooks: unpacked on each read
             return Tensor._make(value) if hasattr(value, "shape") else value
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
@@ -261,3 +264,11 @@ def accumulator_of(t) -> AccumulateGrad:
         acc = AccumulateGrad(t)
         t._acc = weakref.ref(acc)
     return acc
+
+
+# PyTorch keeps the saved-tensor hooks in torch.autograd.graph
+from .saved_hooks import (  # noqa: E402,F401
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)

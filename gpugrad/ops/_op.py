@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _backend
 from ..autograd import anomaly
+from ..autograd import saved_hooks as _saved_hooks
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.graph import Node, _seq, accumulator_of
 from ..tensor import Tensor, Version, _wrap_grad
@@ -317,6 +318,8 @@ class Op(Node):
         else:
             op._saved = ()
             op._versions = None
+        if _saved_hooks.stack and op._versions:
+            _saved_hooks.pack(op, args, outs)
         if anomaly._state.enabled:
             anomaly.record(op)
         return outs
@@ -348,6 +351,8 @@ class Op(Node):
         saved = self._saved
         if saved is None:
             self._check_saved()
+        if saved.__class__ is not tuple:
+            saved = saved.arrays()   # packed by saved-tensor hooks
         versions = self._versions
         if versions is not None:
             for e in versions:
@@ -490,7 +495,7 @@ _NAMESPACE = _specialize.namespace(
     _device_error=_device_error, _first_tensor=_first_tensor, out_of_memory=out_of_memory,
     _promote=_promote, _refresh_view=_refresh_view, accumulator_of=accumulator_of, _seq=_seq,
     _as_array=_as_array, _in_meta=_in_meta, anomaly=anomaly, INFERENCE_SAVED=INFERENCE_SAVED,
-    _plain=_plain, _make_result=Tensor._make_result)
+    _plain=_plain, _make_result=Tensor._make_result, _saved_hooks=_saved_hooks)
 
 
 def specialise_run(cls):

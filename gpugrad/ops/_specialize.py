@@ -137,6 +137,8 @@ def build(cls, n: int, namespace: dict, direct: bool = False):
     if saved:
         w(f"    op._saved = ({', '.join(saved)},)")
         w(f"    op._versions = ({', '.join(versions)},)")
+        w("    if _saved_hooks.stack:")
+        w(f"        _saved_hooks.pack(op, ({''.join(x + ', ' for x in a)}), outs)")
     else:
         w("    op._saved = ()")
         w("    op._versions = None")
@@ -162,6 +164,8 @@ def build_run(cls, namespace: dict):
     w("    saved = self._saved")
     w("    if saved is None:")
     w("        self._check_saved()")
+    w("    if saved.__class__ is not tuple:")
+    w("        saved = saved.arrays()   # packed by saved-tensor hooks")
     if n:
         w("    versions = self._versions")
         w("    if versions is not None:")
