@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 
 import numpy as np
 
@@ -247,6 +248,30 @@ class Generator:
         if self._cp is None:
             self._cp = xp.random.default_rng(self._seed)
         return self._cp
+
+    def _fork(self):
+        """A point the draws from here on can be replayed from (``_replay``), for code that runs
+        twice and must draw the same numbers (checkpointing). The numpy state is copied; CuPy's
+        generator cannot be read back without a sync, so a GPU generator already in use restarts
+        from a seed drawn from the CPU stream (deterministic under ``manual_seed``)."""
+        cuda_seed = None
+        if self._cp is not None:
+            cuda_seed = _builtin_int(self._np.integers(2 ** 63))
+            self._cp = _backend.cupy_module().random.default_rng(cuda_seed)
+        return self._np.bit_generator.state, cuda_seed
+
+    @contextlib.contextmanager
+    def _replay(self, fork):
+        """Draw, within the block, what was drawn after ``fork``; the streams resume after."""
+        saved = self._np.bit_generator.state, self._cp
+        state, cuda_seed = fork
+        self._np.bit_generator.state = state
+        self._cp = None if cuda_seed is None else _backend.cupy_module().random.default_rng(
+            cuda_seed)
+        try:
+            yield
+        finally:
+            self._np.bit_generator.state, self._cp = saved
 
 
 default_generator = Generator()

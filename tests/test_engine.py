@@ -1017,6 +1017,48 @@ def test_function_wrong_number_of_gradients(device):
         F3.apply(t([1.0, 2.0, 3.0], device, True)).sum().backward()
 
 
+class _Scaled(Function):
+    """A Function with a number and a string among its inputs."""
+    @staticmethod
+    def forward(ctx, k, a, tag):
+        ctx.k = k
+        return a * k
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, g * ctx.k, None
+
+
+def test_function_edges_go_to_tensor_inputs_only(device):
+    x = t([1.0, 2.0], device, True)
+    y = _Scaled.apply(3.0, x, "tag")
+    # as PyTorch: one edge per tensor input; backward still returns one gradient per input
+    assert len(y.grad_fn.next_functions) == 1
+    assert y.grad_fn.next_functions[0][0].variable is x
+    y.sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [3.0, 3.0])
+
+
+def test_function_gradient_for_a_non_tensor_input(device):
+    class Wrong(_Scaled):
+        @staticmethod
+        def backward(ctx, g):
+            return g, g * ctx.k, None
+
+    with pytest.raises(RuntimeError, match=first(
+            "function WrongBackward returned a gradient different than None at position 1, but "
+            "the corresponding forward input was not a Variable")):
+        Wrong.apply(3.0, t([1.0], device, True), "tag").sum().backward()
+    with pytest.raises(RuntimeError, match=first(
+            "function ShortBackward returned an incorrect number of gradients (expected 3, "
+            "got 1)")):
+        class Short(_Scaled):
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        Short.apply(3.0, t([1.0], device, True), "tag").sum().backward()
+
+
 def test_function_wrong_gradient_shape(device):
     class Bad(Function):
         @staticmethod

@@ -51,6 +51,9 @@ def _graph(roots, targets):
     return deps, needed
 
 
+targeted: list = []   # per running execute (nested ones too): whether it returns gradients
+
+
 def execute(roots, root_grads, retain_graph, create_graph, targets=None):
     """Run backward from ``roots`` (edges ``(node, output_nr)``) seeded with ``root_grads``.
 
@@ -73,6 +76,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
             and fusion.active(root_grads[0]))
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph
+    targeted.append(targets is not None)
     # a node that became ready while nothing else was runs next, off the heap; when its gradient
     # came whole from one edge it is handed over directly (``handed``), not through ``buffers``
     nxt = handed = None
@@ -148,4 +152,5 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
             out = g = None  # the buffers are now the only holders (lets .grad take them)
     finally:
         grad_state.enabled = prev_mode
+        targeted.pop()
     return captured

@@ -67,15 +67,21 @@ class BackwardCFunction(FunctionCtx, Node):
         out = self._forward_cls.backward(self, *gs)
         if not isinstance(out, tuple):
             out = (out,)
-        n = len(self.next_functions)
+        n = len(self._in_shapes)   # one gradient per forward input, tensor or not
         if len(out) != n:
             if len(out) > n and all(o is None for o in out[n:]):
                 out = out[:n]
             else:
                 raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                    f"gradients (expected {n}, got {len(out)})")
+        for i, g in enumerate(out):
+            if g is not None and i not in self._tensor_at:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than "
+                                   f"None at position {i + 1}, but the corresponding forward "
+                                   f"input was not a Variable")
         res = []
-        for i, (g, (node, _)) in enumerate(zip(out, self.next_functions)):
+        for i, (node, _) in zip(self._tensor_at, self.next_functions):
+            g = out[i]
             if g is None or node is None:
                 res.append(None)
                 continue
@@ -169,7 +175,9 @@ class Function(metaclass=FunctionMeta):
         outs = (out,) if single else out
         if not record:
             return out
-        node.next_functions = tuple(edge(a) for a in args)
+        # edges to the tensor inputs only, as PyTorch (backward still returns one per input)
+        node._tensor_at = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        node.next_functions = tuple(edge(args[i]) for i in node._tensor_at)
         node._seq = next(_seq)
         if len(outs) != 1:
             node.n_outputs = len(outs)  # one gradient slot per output, as backward receives them

@@ -1,7 +1,7 @@
-"""``gpugrad.utils``: data loading (``gpugrad.utils.data``); TensorBoard logging lives in
-``gpugrad.utils.tensorboard``."""
+"""``gpugrad.utils``: data loading (``gpugrad.utils.data``), activation checkpointing
+(``gpugrad.utils.checkpoint``); TensorBoard logging lives in ``gpugrad.utils.tensorboard``."""
 from __future__ import annotations
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
