@@ -409,3 +409,133 @@ def test_one_cycle_rises_to_max_then_falls_and_cycles_momentum(tmp_path):
         L.OneCycleLR(adam, max_lr=0.5)
     with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
         L.OneCycleLR(optim.Adagrad([p]), max_lr=0.5, total_steps=5)
+
+
+# -- Adamax, NAdam, RAdam, Adadelta ------------------------------------------------------------
+def test_adamax_first_steps_are_analytic(device):
+    p = _one_param([1.0, -1.0], [0.5, -2.0], device)
+    opt = optim.Adamax([p], lr=0.1, betas=(0.8, 0.9), eps=1e-8)
+    opt.step()
+    m, u = 0.2 * np.array([0.5, -2.0]), np.array([0.5, 2.0]) + 1e-8
+    want = np.array([1.0, -1.0]) - 0.1 / 0.2 * m / u
+    np.testing.assert_allclose(to_numpy(p.detach()), want, rtol=1e-12)
+    p.grad = gpugrad.tensor([0.1, -0.1], dtype=gpugrad.float64, device=device)
+    opt.step()
+    m = 0.8 * m + 0.2 * np.array([0.1, -0.1])
+    u = np.maximum(0.9 * u, np.array([0.1, 0.1]) + 1e-8)   # the old infinity norm, decayed
+    np.testing.assert_allclose(to_numpy(p.detach()), want - 0.1 / (1 - 0.8 ** 2) * m / u,
+                               rtol=1e-12)
+
+
+def test_adadelta_first_step_is_analytic(device):
+    p = _one_param([1.0], [2.0], device)
+    optim.Adadelta([p], lr=1.0, rho=0.9, eps=1e-6).step()
+    s = 0.1 * 4.0
+    delta = np.sqrt(1e-6) / np.sqrt(s + 1e-6) * 2.0
+    assert to_numpy(p.detach())[0] == pytest.approx(1.0 - delta, rel=1e-12)
+
+
+def test_radam_takes_sgd_steps_until_the_variance_is_tractable(device):
+    p = _one_param([0.0], [1.0], device)
+    opt = optim.RAdam([p], lr=0.1)
+    x = 0.0
+    for t in range(1, 6):   # rho_t <= 5 for the first five steps with beta2 = 0.999
+        opt.step()
+        x -= 0.1   # m_hat = 1 for a constant gradient
+        assert to_numpy(p.detach())[0] == pytest.approx(x, rel=1e-12), t
+    opt.step()   # step 6: rectified adaptive step, m_hat / sqrt(v_hat) = 1
+    rho_inf = 2 / 0.001 - 1
+    rho = rho_inf - 2 * 6 * 0.999 ** 6 / (1 - 0.999 ** 6)
+    rect = np.sqrt((rho - 4) * (rho - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho))
+    v = 1 - 0.999 ** 6
+    step = 0.1 * np.sqrt(v) / (np.sqrt(v) + 1e-8) * rect
+    assert to_numpy(p.detach())[0] == pytest.approx(x - step, rel=1e-10)
+
+
+def test_nadam_state_and_momentum_schedule():
+    p = _one_param([1.0], [1.0])
+    opt = optim.NAdam([p], lr=0.1, momentum_decay=0.004)
+    opt.step()
+    opt.step()
+    mu = [0.9 * (1 - 0.5 * 0.96 ** (t * 0.004)) for t in (1, 2)]
+    assert opt.state[p]["mu_product"].item() == pytest.approx(mu[0] * mu[1], rel=1e-6)
+    assert sorted(opt.state[p]) == ["exp_avg", "exp_avg_sq", "mu_product", "step"]
+    with pytest.raises(ValueError, match="^Invalid momentum_decay value: -1$"):
+        optim.NAdam([p], momentum_decay=-1)
+    with pytest.raises(ValueError, match="^Invalid beta parameter at index 1: 1.0$"):
+        optim.Adamax([p], betas=(0.9, 1.0))
+    with pytest.raises(ValueError, match="^Invalid rho value: 1.5$"):
+        optim.Adadelta([p], rho=1.5)
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("Adamax", dict(lr=0.01, weight_decay=0.01)),
+    ("Adamax", dict(lr=0.01, maximize=True)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.01)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Adadelta", dict(lr=0.5, weight_decay=0.01)),
+])
+def test_more_optimizers_match_torch_for_eight_steps(name, kwargs):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 3))
+    a, b = gpugrad.nn.Parameter(gpugrad.tensor(w.copy())), torch.nn.Parameter(torch.tensor(w))
+    oa, ob = getattr(optim, name)([a], **kwargs), getattr(torch.optim, name)([b], **kwargs)
+    for _ in range(8):   # past RAdam's switch to adaptive steps (step 6)
+        g = rng.standard_normal((4, 3))
+        a.grad, b.grad = gpugrad.tensor(g), torch.tensor(g)
+        oa.step()
+        ob.step()
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-15)
+    assert sorted(oa.state[a]) == sorted(ob.state[b])
+
+
+# -- polynomial, constant, warm restarts, sequential ----------------------------------------------
+def test_polynomial_constant_and_warm_restart_schedules():
+    L = optim.lr_scheduler
+    assert _lrs(lambda o: L.PolynomialLR(o, total_iters=4, power=2.0), 5) == pytest.approx(
+        [0.5 * 0.75 ** 2, 0.5 * 0.25, 0.5 * 0.0625, 0.0, 0.0])
+    assert _lrs(lambda o: L.ConstantLR(o, factor=0.5, total_iters=2), 3) == [0.25, 0.5, 0.5]
+    lrs = _lrs(lambda o: L.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=2), 7)
+    # cycles of 2, 4, then 8 epochs: restarts (lr back to 0.5) at epochs 2 and 6
+    assert lrs == pytest.approx([0.25, 0.5, 0.5 * (1 + np.cos(np.pi / 4)) / 2, 0.25,
+                                 0.5 * (1 + np.cos(3 * np.pi / 4)) / 2, 0.5,
+                                 0.5 * (1 + np.cos(np.pi / 8)) / 2])
+    with pytest.raises(ValueError, match="^Expected positive integer T_0, but got 0$"):
+        _lrs(lambda o: L.CosineAnnealingWarmRestarts(o, T_0=0), 1)
+
+
+def test_sequential_lr_hands_over_at_the_milestones():
+    L = optim.lr_scheduler
+    lrs = _lrs(lambda o: L.SequentialLR(o, [L.ConstantLR(o, 0.1, total_iters=2),
+                                            L.ExponentialLR(o, 0.5)], milestones=[2]), 4)
+    assert lrs == pytest.approx([0.05, 0.5, 0.25, 0.125])   # ExponentialLR from its epoch 0
+    p = _one_param([0.0], [0.0])
+    opt = optim.SGD([p], lr=0.5)
+    with pytest.raises(ValueError, match="expects number of schedulers provided to be one more"):
+        L.SequentialLR(opt, [L.ConstantLR(opt), L.ExponentialLR(opt, 0.5)], milestones=[])
+
+
+def test_more_schedules_match_torch():
+    torch = pytest.importorskip("torch")
+    cases = [
+        lambda o, L: L.PolynomialLR(o, total_iters=10, power=2.0),
+        lambda o, L: L.ConstantLR(o, factor=0.5, total_iters=4),
+        lambda o, L: L.CosineAnnealingWarmRestarts(o, 3, 2, 0.01),
+        lambda o, L: L.SequentialLR(o, [L.LinearLR(o, 0.1, total_iters=3),
+                                        L.CosineAnnealingLR(o, 6)], [3]),
+    ]
+    for case in cases:
+        w = torch.zeros(1, requires_grad=True)
+        oa, ob = optim.SGD([param()], lr=0.5), torch.optim.SGD([w], lr=0.5)
+        sa, sb = case(oa, optim.lr_scheduler), case(ob, torch.optim.lr_scheduler)
+        assert oa.param_groups[0]["lr"] == pytest.approx(ob.param_groups[0]["lr"], rel=1e-12)
+        for _ in range(20):
+            oa.step()
+            ob.step()
+            sa.step()
+            sb.step()
+            assert sa.get_last_lr()[0] == pytest.approx(sb.get_last_lr()[0], rel=1e-12,
+                                                        abs=1e-15)

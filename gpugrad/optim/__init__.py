@@ -1,11 +1,13 @@
-"""``gpugrad.optim``: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate
-schedules."""
+"""``gpugrad.optim``: optimizers (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad,
+Adadelta) and learning-rate schedules."""
 from __future__ import annotations
 
 from . import lr_scheduler
 from .adam import Adam, AdamW
-from .adaptive import Adagrad, RMSprop
+from .adam_variants import Adamax, NAdam, RAdam
+from .adaptive import Adadelta, Adagrad, RMSprop
 from .optimizer import Optimizer
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad",
+           "Adadelta", "lr_scheduler"]

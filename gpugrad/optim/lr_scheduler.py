@@ -31,6 +31,9 @@ class LRScheduler:
     def get_last_lr(self):
         return self._last_lr
 
+    def _initial_step(self):
+        self.step()
+
     def step(self, epoch=None):
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
@@ -123,6 +126,119 @@ class LinearLR(LRScheduler):
     def lr_at(self, base_lr, epoch):
         frac = min(epoch, self.total_iters) / self.total_iters
         return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * frac)
+
+
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power"""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr, epoch):
+        return base_lr * (1.0 - min(self.total_iters, epoch) / self.total_iters) ** self.power
+
+
+class ConstantLR(LRScheduler):
+    """lr = base_lr * factor for the first total_iters epochs, base_lr after"""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if not 0 <= factor <= 1:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr, epoch):
+        return base_lr * (self.factor if epoch < self.total_iters else 1.0)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from base_lr to eta_min over T_i epochs, then a restart at base_lr;
+    T_0 for the first cycle, each next one T_mult times longer (SGDR)."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur
+                                                                     / self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch=None):
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur -= self.T_i
+                self.T_i *= self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0 and self.T_mult > 1:
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch % self.T_0 if epoch >= self.T_0 else epoch
+        self.last_epoch = math.floor(epoch)
+        for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            g["lr"] = lr
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+
+class SequentialLR(LRScheduler):
+    """The given schedulers one after another: ``schedulers[i + 1]`` takes over at epoch
+    ``milestones[i]`` (and starts from its own epoch 0)."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(schedulers) < 1:
+            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"Sequential Schedulers expects number of schedulers provided to be "
+                             f"one more than the number of milestone points, but got number of "
+                             f"schedulers {len(schedulers)} and the number of milestones to be "
+                             f"equal to {len(milestones)}")
+        for i, sch in enumerate(schedulers):
+            if sch.optimizer is not optimizer:
+                raise ValueError(f"Sequential Schedulers expects all schedulers to belong to the "
+                                 f"same optimizer, but got scheduler at index {i} to be different "
+                                 f"than the optimizer passed in.")
+        self.optimizer, self._schedulers = optimizer, list(schedulers)
+        self._milestones, self.last_epoch = list(milestones), last_epoch + 1
+        for g in optimizer.param_groups:   # undo the later schedulers' first steps
+            g["lr"] = g["initial_lr"]
+        for sch in self._schedulers:
+            sch.last_epoch -= 1
+        self._schedulers[0]._initial_step()
+        self._last_lr = self._schedulers[0].get_last_lr()
+
+    def step(self, epoch=None):
+        self.last_epoch += 1
+        i = bisect.bisect_right(self._milestones, self.last_epoch)
+        sch = self._schedulers[i]
+        if i > 0 and self._milestones[i - 1] == self.last_epoch:
+            sch.step(0)
+        else:
+            sch.step()
+        self._last_lr = sch.get_last_lr()
+
+    def state_dict(self):
+        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        out["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return out
+
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        for sch, sd in zip(self._schedulers, state.pop("_schedulers")):
+            sch.load_state_dict(sd)
+        self.__dict__.update(state)
 
 
 class ReduceLROnPlateau:
