@@ -1513,3 +1513,66 @@ def test_accumulating_a_used_graph_warns_about_the_leak():
         kept = (w * w).sum()
         kept.backward(retain_graph=True)
         kept += 1            # retained: the graph is still whole
+
+
+# -- register_multi_grad_hook, increment_version ------------------------------------------------
+def _grads_of(calls):
+    return lambda grads: calls.append([None if g is None else to_numpy(g).tolist()
+                                       for g in grads])
+
+
+def test_multi_grad_hook_all_waits_for_every_reached_tensor(device):
+    from gpugrad.autograd.graph import register_multi_grad_hook
+    a, b, c = (t([1.0, 1.0], device, True) for _ in range(3))
+    calls = []
+    handle = register_multi_grad_hook((a, b, c), _grads_of(calls))
+    (a * 2 + b * 3).sum().backward()
+    assert calls == [[[2.0, 2.0], [3.0, 3.0], None]]   # c is not in this graph: None, no wait
+    (a * c).sum().backward()
+    assert calls[1] == [[1.0, 1.0], None, [1.0, 1.0]]
+    handle.remove()
+    (a * b).sum().backward()
+    assert len(calls) == 2
+
+
+def test_multi_grad_hook_any_and_non_leaves(device):
+    from gpugrad.autograd.graph import register_multi_grad_hook
+    a, b = t([1.0, 1.0], device, True), t([1.0, 1.0], device, True)
+    first = []
+    with register_multi_grad_hook((a, b), lambda g: first.append(to_numpy(g).tolist()),
+                                  mode="any"):
+        (a * 2 + b * 3).sum().backward()
+    assert first == [[3.0, 3.0]]   # b's accumulator runs first, as in PyTorch
+    x = t([1.0, 1.0], device, True)
+    y = x * 2
+    z = y * 3
+    calls = []
+    handle = register_multi_grad_hook((y, z), _grads_of(calls))
+    gpugrad.autograd.grad(z.sum(), x)
+    assert calls == [[[3.0, 3.0], [1.0, 1.0]]]
+    handle.remove()
+
+
+def test_multi_grad_hook_errors():
+    from gpugrad.autograd.graph import register_multi_grad_hook
+    a = gpugrad.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match=r"^Expects mode to be one of \('all', 'any'\) but got "
+                                         r"some$"):
+        register_multi_grad_hook((a,), print, mode="some")
+    handle = register_multi_grad_hook((a,), print)
+    with pytest.raises(RuntimeError, match="^A leaf node was passed to _will_engine_execute_node "
+                                           "but we are currently running autograd.grad()"):
+        gpugrad.autograd.grad((a * 5).sum(), a)
+    handle.remove()
+
+
+def test_increment_version_makes_saved_value_checks_notice():
+    x = gpugrad.ones(2, requires_grad=True)
+    s = x.sigmoid()
+    y = (s * 2).sum() + (s * s).sum()
+    before = s._version
+    gpugrad.autograd.graph.increment_version(s)
+    assert s._version == before + 1
+    with pytest.raises(RuntimeError, match="^one of the variables needed for gradient computation "
+                                           "has been modified by an inplace operation"):
+        y.backward()

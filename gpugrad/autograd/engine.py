@@ -51,7 +51,22 @@ def _graph(roots, targets):
     return deps, needed
 
 
-targeted: list = []   # per running execute (nested ones too): whether it returns gradients
+class Task:
+    """One running ``execute`` (they nest: a backward inside a custom backward): what hooks
+    may ask about it (``will_execute``) and state they keep for its duration."""
+    __slots__ = ("roots", "deps", "needed", "targets", "hook_state")
+
+    def __init__(self, roots, deps, needed, targets):
+        self.roots, self.deps, self.needed, self.targets = roots, deps, needed, targets
+        self.hook_state = {}
+
+    def will_execute(self, node) -> bool:
+        if self.needed is not None:
+            return node in self.needed
+        return node in self.deps or node in self.roots
+
+
+tasks: list = []   # the running executes, innermost last
 
 
 def execute(roots, root_grads, retain_graph, create_graph, targets=None):
@@ -76,7 +91,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
             and fusion.active(root_grads[0]))
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph
-    targeted.append(targets is not None)
+    tasks.append(Task(nodes, deps, needed, targets))
     # a node that became ready while nothing else was runs next, off the heap; when its gradient
     # came whole from one edge it is handed over directly (``handed``), not through ``buffers``
     nxt = handed = None
@@ -152,5 +167,5 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
             out = g = None  # the buffers are now the only holders (lets .grad take them)
     finally:
         grad_state.enabled = prev_mode
-        targeted.pop()
+        tasks.pop()
     return captured

@@ -266,6 +266,70 @@ def accumulator_of(t) -> AccumulateGrad:
     return acc
 
 
+def increment_version(tensor) -> None:
+    """Bump ``tensor``'s version counter, as an in-place op would (for code that changes a
+    tensor's values behind autograd's back and wants saved-value checks to notice)."""
+    tensors = tensor if isinstance(tensor, (list, tuple)) else (tensor,)
+    for t in tensors:
+        t._version_box().v += 1
+
+
+class _MultiHandle:
+    __slots__ = ("_handles",)
+
+    def __init__(self, handles):
+        self._handles = handles
+
+    def remove(self) -> None:
+        for h in self._handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn`` once per backward over several tensors. ``mode="all"``: ``fn(grads)`` after
+    the gradient of every tensor this backward reaches is computed (``None`` for the others);
+    ``mode="any"``: ``fn(grad)`` with the first of them. Returns a handle with ``remove()``."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    from . import engine
+    tensors = tuple(tensors)
+    key = object()   # this registration's entry in each running backward's hook state
+
+    def node_of(t):
+        return t.grad_fn if t.grad_fn is not None else accumulator_of(t)
+
+    def hook_for(i):
+        def hook(grad):
+            task = engine.tasks[-1]
+            state = task.hook_state
+            if mode == "any":
+                if key not in state:
+                    state[key] = True
+                    fn(grad)
+                return None
+            entry = state.get(key)
+            if entry is None:
+                if task.targets is not None and any(t.grad_fn is None for t in tensors):
+                    raise RuntimeError(
+                        "A leaf node was passed to _will_engine_execute_node but we are "
+                        "currently running autograd.grad(). This is currently not supported.")
+                expected = sum(task.will_execute(node_of(t)) for t in tensors)
+                entry = state[key] = [[None] * len(tensors), expected]
+            entry[0][i] = grad
+            entry[1] -= 1
+            if entry[1] == 0:
+                fn(tuple(entry[0]))
+            return None
+        return hook
+    return _MultiHandle([t.register_hook(hook_for(i)) for i, t in enumerate(tensors)])
+
+
 # PyTorch keeps the saved-tensor hooks in torch.autograd.graph
 from .saved_hooks import (  # noqa: E402,F401
     disable_saved_tensors_hooks,
