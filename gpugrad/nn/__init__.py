@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import functional, init, utils
+from .attention import MultiheadAttention
 from .containers import (
     ModuleDict,
     ModuleList,
@@ -47,7 +48,25 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
+from .more_layers import (
+    CELU,
+    GLU,
+    SELU,
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    CosineSimilarity,
+    Dropout1d,
+    Dropout2d,
+    GroupNorm,
+    KLDivLoss,
+    LogSigmoid,
+    PairwiseDistance,
+    PReLU,
+    Softmin,
+    Unflatten,
+)
 from .parameter import Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ = ["Module", "Parameter", "functional", "init", "utils",
            # containers
@@ -60,4 +79,11 @@ __all__ = ["Module", "Parameter", "functional", "init", "utils",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
            # losses
            "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
-           "BCELoss", "BCEWithLogitsLoss"]
+           "BCELoss", "BCEWithLogitsLoss",
+           # recurrent and attention
+           "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU",
+           "MultiheadAttention",
+           # more layers, activations and losses
+           "GroupNorm", "Dropout1d", "Dropout2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "Unflatten", "PReLU", "SELU", "CELU", "LogSigmoid", "Softmin", "GLU",
+           "CosineSimilarity", "PairwiseDistance", "KLDivLoss"]

@@ -20,13 +20,35 @@ from ..ops.loss import (
 from ..ops.norm import batch_norm, layer_norm
 from ..ops.select import embedding
 from ..tensor_inplace import inplace as _inplace
+from .attention import multi_head_attention_forward, scaled_dot_product_attention
+from .more_layers import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    celu,
+    cosine_similarity,
+    dropout1d,
+    dropout2d,
+    glu,
+    group_norm,
+    kl_div,
+    logsigmoid,
+    normalize,
+    pairwise_distance,
+    prelu,
+    selu,
+    softmin,
+)
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "softplus",
            "softmax", "log_softmax", "dropout", "mse_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy_with_logits", "one_hot", "layer_norm", "batch_norm",
            "embedding", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "elu", "hardtanh", "relu6", "mish", "conv1d", "conv2d", "max_pool2d",
-           "avg_pool2d", "pad"]
+           "avg_pool2d", "pad",
+           "scaled_dot_product_attention", "multi_head_attention_forward", "group_norm",
+           "dropout1d", "dropout2d", "prelu", "selu", "celu", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "normalize", "cosine_similarity", "pairwise_distance",
+           "logsigmoid", "softmin", "glu", "kl_div"]
 
 tanh = pointwise.tanh
 sigmoid = activation.sigmoid
