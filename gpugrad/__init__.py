@@ -94,6 +94,42 @@ from .ops.extra import (
     var_mean,
 )
 from .ops.linalg import addmm, bmm, dot, matmul, mm, mv
+from .ops.matrix import (
+    addmv,
+    baddbmm,
+    cross,
+    det,
+    inverse,
+    kron,
+    logdet,
+    matrix_power,
+    slogdet,
+    vdot,
+)
+from .ops.misc import (
+    clamp_max,
+    clamp_min,
+    cumprod,
+    diagonal,
+    diff,
+    fliplr,
+    flipud,
+    fmod,
+    hypot,
+    logaddexp,
+    logcumsumexp,
+    nan_to_num,
+    nanmean,
+    nansum,
+    remainder,
+    rot90,
+    select,
+    take,
+    tensor_split,
+    tile,
+    unflatten,
+    xlogy,
+)
 from .ops.pointwise import (
     abs,
     absolute,
@@ -143,6 +179,15 @@ from .ops.reduce import (
 )
 from .ops.reduce import log_softmax as _log_softmax
 from .ops.reduce import softmax as _softmax
+from .ops.scatter import (
+    index_add,
+    index_copy,
+    index_fill,
+    scatter,
+    scatter_add,
+    scatter_reduce,
+    take_along_dim,
+)
 from .ops.select import (
     argsort,
     cumsum,
@@ -269,16 +314,42 @@ def is_floating_point(input) -> bool:
     return input.is_floating_point()
 
 
+def _linalg_module():
+    """``gpugrad.linalg``: PyTorch's ``torch.linalg`` names over the ops of ``ops.matrix``."""
+    import sys
+    import types
+
+    from .ops import linalg as _products
+    from .ops import matrix as _m
+    mod = types.ModuleType("gpugrad.linalg", "Linear algebra, as PyTorch's torch.linalg.")
+    for name in ("inv", "det", "slogdet", "solve", "cholesky", "svdvals", "vector_norm",
+                 "matrix_norm", "norm", "matrix_power", "vdot", "multi_dot", "vecdot",
+                 "LinAlgError"):
+        setattr(mod, name, getattr(_m, name))
+    mod.cross, mod.diagonal, mod.matmul = _m.linalg_cross, _m.linalg_diagonal, _products.matmul
+    sys.modules[mod.__name__] = mod
+    return mod
+
+
+linalg = _linalg_module()
+
+
 def get_default_device():
     from ._backend import default_device
     return default_device()
 
 
+_NN_FUNCTIONS = frozenset({"selu", "celu", "prelu", "group_norm", "cosine_similarity",
+                           "pairwise_distance", "adaptive_avg_pool1d"})
+
+
 def __getattr__(name):
     # subpackages loaded on first use keep ``import gpugrad`` fast
     import importlib
-    if name in ("nn", "optim", "cuda", "utils", "viz", "kernels", "datasets"):
+    if name in ("nn", "optim", "cuda", "utils", "viz", "kernels", "datasets", "func"):
         return importlib.import_module(f"gpugrad.{name}")
+    if name in _NN_FUNCTIONS:   # torch.selu, torch.cosine_similarity ... are nn.functional's
+        return getattr(importlib.import_module("gpugrad.nn.functional"), name)
     if name in ("save", "load"):
         return getattr(importlib.import_module("gpugrad.serialization"), name)
     raise AttributeError(f"module 'gpugrad' has no attribute '{name}'")

@@ -7,8 +7,10 @@ from . import _backend
 from ._creation import as_dtype
 from .ops import activation as act
 from .ops import extra as ex
-from .ops import index, linalg, reduce, shape
+from .ops import index, linalg, misc, reduce, shape
+from .ops import matrix as mx
 from .ops import pointwise as pw
+from .ops import scatter as sc
 from .ops import select as sel
 from .ops import unary as un
 from .ops._op import direct
@@ -286,4 +288,57 @@ def _new_tensor(s, data, dtype, device, requires_grad):
                   requires_grad=requires_grad)
 
 
+def _install_indexed_writes():
+    """scatter / index_* methods and their in-place forms (the op out of place, then written)."""
+    T = Tensor
+
+    def scatter_(s, dim, index, src=None, value=None, *, reduce=None):
+        return inplace(s, lambda t, v: sc.scatter(t, dim, index, v, reduce=reduce),
+                       value if src is None else src)
+
+    def index_fill_(s, dim, index, value):
+        return inplace(s, lambda t, v: sc.index_fill(t, dim, index, v), value)
+
+    T.scatter, T.scatter_ = sc.scatter, scatter_
+    T.scatter_add = sc.scatter_add
+    T.scatter_add_ = lambda s, dim, index, src: inplace(
+        s, lambda t, v: sc.scatter_add(t, dim, index, v), src)
+    T.scatter_reduce = sc.scatter_reduce
+    T.scatter_reduce_ = lambda s, dim, index, src, reduce, *, include_self=True: inplace(
+        s, lambda t, v: sc.scatter_reduce(t, dim, index, v, reduce, include_self=include_self),
+        src)
+    T.index_add = sc.index_add
+    T.index_add_ = lambda s, dim, index, source, *, alpha=1: inplace(
+        s, lambda t, v: sc.index_add(t, dim, index, v, alpha=alpha), source)
+    T.index_fill, T.index_fill_ = sc.index_fill, index_fill_
+    T.index_copy = sc.index_copy
+    T.index_copy_ = lambda s, dim, index, source: inplace(
+        s, lambda t, v: sc.index_copy(t, dim, index, v), source)
+    T.take_along_dim = sc.take_along_dim
+
+
+def _install_more():
+    """Methods of the ops in ``ops.misc`` and ``ops.matrix``, with a few in-place forms."""
+    T = Tensor
+    for name in ("cumprod", "logcumsumexp", "diff", "tile", "clamp_min", "clamp_max",
+                 "tensor_split", "fliplr", "flipud", "rot90", "hypot", "logaddexp", "xlogy",
+                 "fmod", "remainder", "nan_to_num", "nansum", "nanmean", "unflatten",
+                 "diagonal", "select", "take"):
+        setattr(T, name, getattr(misc, name))
+    for name in ("inverse", "det", "slogdet", "logdet", "kron", "matrix_power", "addmv", "baddbmm",
+                 "vdot"):
+        setattr(T, name, getattr(mx, name))
+    T.cross = lambda s, other, dim=None: mx.cross(s, other, dim)
+    T.__mod__ = misc.remainder
+    for name in ("clamp_min", "clamp_max", "fmod", "remainder", "hypot", "logaddexp", "xlogy",
+                 "cumprod"):
+        fn = getattr(misc, name)
+        setattr(T, name + "_", lambda s, *a, _fn=fn, **k: inplace(
+            s, lambda t, *v: _fn(t, *v, **k), *a))
+    T.nan_to_num_ = lambda s, nan=0.0, posinf=None, neginf=None: inplace(
+        s, lambda t: misc.nan_to_num(t, nan, posinf, neginf))
+
+
 _install()
+_install_indexed_writes()
+_install_more()

@@ -569,3 +569,361 @@ OP_DB = [
             lambda x, t: _bce_ref(x, t, 3.0), (((2, 3), (2, 3)),),
             ("BinaryCrossEntropyWithLogitsBackward0",), domain=((-2.0, 2.0), (0.0, 1.0))),
 ]
+
+
+# -- scatter, index_* and take_along_dim (gpugrad/ops/scatter.py) --------------------------------
+PERM_INDEX = np.array([[1, 0, 1], [0, 1, 0]])    # along dim 0 of (2, 3): every position once
+REDUCE_INDEX = np.array([[0, 1, 0], [0, 0, 0]])  # repeats, and leaves (1, 0), (1, 2) alone
+ROW_INDEX = np.array([1, 0, 1])                  # index_add along dim 0 of (2, 3): repeats
+COL_INDEX = np.array([2, 0])                     # index_copy / index_fill along dim 1
+ZEROS = np.array([[0.0, 1.0, 1.0], [1.0, 1.0, 0.0]])  # at most one src zero per position
+TAKE_INDEX = np.array([[2, 0, 0, 1], [1, 1, 2, 0]])
+
+
+def _scatter_ref(x, dim, index, src, combine, include_self=True):
+    """x with the values of src (or a number) at index combined into it, written as loops."""
+    out = x.copy()
+    groups = {}
+    for pos in np.ndindex(*index.shape):
+        target = list(pos)
+        target[dim] = index[pos]
+        groups.setdefault(tuple(target), []).append(src[pos] if np.ndim(src) else src)
+    for target, values in groups.items():
+        out[target] = combine(([x[target]] if include_self else []) + values)
+    return out
+
+
+def _last(values):
+    return values[-1]
+
+
+_COMBINE = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "amax": np.max, "amin": np.min}
+
+
+def _index_ref(x, dim, index, src, combine):
+    """x with combine(x[.., i, ..], src[.., k, ..]) at i = index[k] along dim, in order."""
+    out = x.copy()
+    view = np.moveaxis(out, dim, 0)
+    s = np.moveaxis(src, dim, 0) if np.ndim(src) else [src] * len(index)
+    for k, i in enumerate(index):
+        view[i] = combine(view[i], s[k])
+    return out
+
+
+def _in_place(method):
+    """``method`` called on a non-leaf copy of the first input (the in-place form)."""
+    return lambda x, *rest: method(x * 1, *rest)
+
+
+def _reduce_entry(reduce, include_self, **kw):
+    name = f"scatter_reduce_{reduce}" + ("" if include_self else "_exclude_self")
+    return OpEntry(name, lambda x, s: gpugrad.scatter_reduce(
+                       x, 0, _const(REDUCE_INDEX, x), s, reduce, include_self=include_self),
+                   lambda x, s: _scatter_ref(x, 0, REDUCE_INDEX, s, _COMBINE[reduce],
+                                             include_self),
+                   (((2, 3), (2, 3)), ((2, 3), (3, 4))), ("ScatterReduceBackward0",), **kw)
+
+
+OP_DB += [
+    OpEntry("scatter", lambda x, s: gpugrad.scatter(x, 0, _const(PERM_INDEX, x), s),
+            lambda x, s: _scatter_ref(x, 0, PERM_INDEX, s, _last),
+            (((2, 3), (2, 3)), ((2, 3), (3, 4))), ("ScatterBackward0",)),
+    OpEntry("scatter_method", lambda x, s: x.scatter(1, _const(PERM_INDEX.T, x), s),
+            lambda x, s: _scatter_ref(x, 1, PERM_INDEX.T, s, _last), (((3, 2), (3, 2)),),
+            ("ScatterBackward0",)),
+    OpEntry("scatter_", _in_place(lambda x, s: x.scatter_(0, _const(PERM_INDEX, x), s)),
+            lambda x, s: _scatter_ref(x, 0, PERM_INDEX, s, _last), (((2, 3), (2, 3)),),
+            ("ScatterBackward0",)),
+    OpEntry("scatter_value", lambda x: x.scatter(0, _const(REDUCE_INDEX, x), 0.5),
+            lambda x: _scatter_ref(x, 0, REDUCE_INDEX, 0.5, _last), ROWS,
+            ("ScatterBackward1",)),
+    OpEntry("scatter_value_", _in_place(lambda x: x.scatter_(0, _const(REDUCE_INDEX, x),
+                                                             value=-1.0)),
+            lambda x: _scatter_ref(x, 0, REDUCE_INDEX, -1.0, _last), ROWS,
+            ("ScatterBackward1",)),
+    OpEntry("scatter_add", lambda x, s: gpugrad.scatter_add(x, 0, _const(REDUCE_INDEX, x), s),
+            lambda x, s: _scatter_ref(x, 0, REDUCE_INDEX, s, np.sum),
+            (((2, 3), (2, 3)), ((2, 3), (3, 4))), ("ScatterAddBackward0",)),
+    OpEntry("scatter_add_method", lambda x, s: x.scatter_add(0, _const(REDUCE_INDEX, x), s),
+            lambda x, s: _scatter_ref(x, 0, REDUCE_INDEX, s, np.sum), (((2, 3), (2, 3)),),
+            ("ScatterAddBackward0",)),
+    OpEntry("scatter_add_", _in_place(lambda x, s: x.scatter_add_(0, _const(REDUCE_INDEX, x),
+                                                                  s)),
+            lambda x, s: _scatter_ref(x, 0, REDUCE_INDEX, s, np.sum), (((2, 3), (2, 3)),),
+            ("ScatterAddBackward0",)),
+    *[_reduce_entry(r, inc) for r in ("sum", "mean", "amax", "amin") for inc in (True, False)],
+    _reduce_entry("prod", True, avoid=(0.0,)),
+    _reduce_entry("prod", False, avoid=(0.0,)),
+    OpEntry("scatter_reduce_prod_zeros", lambda x, s: gpugrad.scatter_reduce(
+                x * _const(ZEROS, x), 0, _const(REDUCE_INDEX, x), s * _const(ZEROS[::-1], x),
+                "prod"),
+            lambda x, s: _scatter_ref(x * ZEROS, 0, REDUCE_INDEX, s * ZEROS[::-1], np.prod),
+            (((2, 3), (2, 3)),), ("ScatterReduceBackward0", "MulBackward0"), avoid=(0.0,)),
+    OpEntry("scatter_reduce_method", lambda x, s: x.scatter_reduce(
+                1, _const(REDUCE_INDEX.T, x), s, "amax", include_self=False),
+            lambda x, s: _scatter_ref(x, 1, REDUCE_INDEX.T, s, np.max, False),
+            (((3, 2), (3, 2)),), ("ScatterReduceBackward0",)),
+    OpEntry("scatter_reduce_", _in_place(lambda x, s: x.scatter_reduce_(
+                0, _const(REDUCE_INDEX, x), s, "mean")),
+            lambda x, s: _scatter_ref(x, 0, REDUCE_INDEX, s, np.mean), (((2, 3), (2, 3)),),
+            ("ScatterReduceBackward0",)),
+    OpEntry("index_add", lambda x, s: gpugrad.index_add(x, 0, _const(ROW_INDEX, x), s, alpha=2),
+            lambda x, s: _index_ref(x, 0, ROW_INDEX, 2 * s, np.add), (((2, 3), (3, 3)),),
+            ("IndexAddBackward0",)),
+    OpEntry("index_add_method", lambda x, s: x.index_add(1, _const(ROW_INDEX, x), s),
+            lambda x, s: _index_ref(x, 1, ROW_INDEX, s, np.add), (((3, 2), (3, 3)),),
+            ("IndexAddBackward0",)),
+    OpEntry("index_add_", _in_place(lambda x, s: x.index_add_(0, _const(ROW_INDEX, x), s)),
+            lambda x, s: _index_ref(x, 0, ROW_INDEX, s, np.add), (((2, 3), (3, 3)),),
+            ("IndexAddBackward0",)),
+    OpEntry("index_fill", lambda x: gpugrad.index_fill(x, 1, _const(COL_INDEX, x), 0.5),
+            lambda x: _index_ref(x, 1, COL_INDEX, 0.5, lambda a, v: v), ROWS,
+            ("IndexFillBackward0",)),
+    OpEntry("index_fill_tensor", lambda x, v: x.index_fill(1, _const(COL_INDEX[::-1], x), v),
+            lambda x, v: _index_ref(x, 1, COL_INDEX, v, lambda a, w: w), (((2, 3), ()),),
+            ("IndexFillBackward1",)),
+    OpEntry("index_fill_", _in_place(lambda x, v: x.index_fill_(0, _const(ROW_INDEX, x), v)),
+            lambda x, v: _index_ref(x, 0, ROW_INDEX, v, lambda a, w: w), (((2, 3), ()),),
+            ("IndexFillBackward1",)),
+    OpEntry("index_copy", lambda x, s: gpugrad.index_copy(x, 1, _const(COL_INDEX, x), s),
+            lambda x, s: _index_ref(x, 1, COL_INDEX, s, lambda a, v: v), (((2, 3), (2, 2)),),
+            ("IndexCopyBackward0",)),
+    OpEntry("index_copy_", _in_place(lambda x, s: x.index_copy_(1, _const(COL_INDEX, x), s)),
+            lambda x, s: _index_ref(x, 1, COL_INDEX, s, lambda a, v: v), (((2, 3), (2, 2)),),
+            ("IndexCopyBackward0",)),
+    OpEntry("take_along_dim", lambda x: gpugrad.take_along_dim(x, _const(TAKE_INDEX, x), 1),
+            lambda x: np.take_along_axis(np.broadcast_to(x, (2, 3)), TAKE_INDEX, 1),
+            (((1, 3),),), ("GatherBackward0", "ExpandBackward0")),
+    OpEntry("take_along_dim_flat", lambda x: x.take_along_dim(_const(np.array([5, 0, 5]), x)),
+            lambda x: x.ravel()[[5, 0, 5]], ROWS, ("GatherBackward0", "ViewBackward0")),
+]
+
+
+# -- linear algebra (gpugrad/ops/matrix.py) ------------------------------------------------------
+SQUARE = (((3, 3),), ((2, 3, 3),))
+
+
+def _conditioned(a):
+    """a + 4 I: the sampled matrices kept well away from singular."""
+    return a + _const(4 * np.eye(a.shape[-1]), a)
+
+
+def _spd(a):
+    """a a^T + I: symmetric positive-definite (cholesky reads one triangle, so its gradient
+    is checked through a symmetric input, as PyTorch's OpInfo does)."""
+    return a @ a.mT + _const(np.eye(a.shape[-1]), a)
+
+
+def _spd_ref(a):
+    return a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-1])
+
+
+def _cross_ref(a, b, axis=-1):
+    return np.cross(a, b, axis=axis)
+
+
+def _matrix_norm_ref(a, ord, axes=(-2, -1)):
+    return np.linalg.norm(a, ord, axis=axes)
+
+
+_inv_ref = lambda a: np.linalg.inv(a + 4 * np.eye(a.shape[-1]))  # noqa: E731
+
+OP_DB += [
+    OpEntry("linalg_inv", lambda a: gpugrad.linalg.inv(_conditioned(a)), _inv_ref, SQUARE,
+            ("LinalgInvExBackward0",)),
+    OpEntry("inverse", lambda a: gpugrad.inverse(_conditioned(a)), _inv_ref, SQUARE,
+            ("LinalgInvExBackward0",)),
+    OpEntry("inverse_method", lambda a: _conditioned(a).inverse(), _inv_ref, (((2, 2),),),
+            ("LinalgInvExBackward0",)),
+    OpEntry("linalg_det", gpugrad.linalg.det, np.linalg.det, SQUARE, ("LinalgDetBackward0",)),
+    OpEntry("det", gpugrad.det, np.linalg.det, (((2, 2),),), ("LinalgDetBackward0",)),
+    OpEntry("det_method", lambda a: a.det(), np.linalg.det, (((2, 2, 2),),),
+            ("LinalgDetBackward0",)),
+    OpEntry("linalg_slogdet", lambda a: gpugrad.linalg.slogdet(a).logabsdet,
+            lambda a: np.linalg.slogdet(a)[1], SQUARE, ("LinalgSlogdetBackward0",)),
+    OpEntry("slogdet", lambda a: gpugrad.slogdet(a)[1], lambda a: np.linalg.slogdet(a)[1],
+            (((2, 2),),), ("LinalgSlogdetBackward0",)),
+    OpEntry("logdet", lambda a: gpugrad.logdet(_conditioned(a)),
+            lambda a: np.log(np.linalg.det(a + 4 * np.eye(a.shape[-1]))), SQUARE,
+            ("LinalgSlogdetBackward0", "AddBackward0")),
+    OpEntry("slogdet_method", lambda a: a.slogdet()[1], lambda a: np.linalg.slogdet(a)[1],
+            (((2, 2),),), ("LinalgSlogdetBackward0",)),
+    OpEntry("solve", lambda a, b: gpugrad.linalg.solve(_conditioned(a), b),
+            lambda a, b: np.linalg.solve(a + 4 * np.eye(3), b),
+            (((3, 3), (3, 2)), ((2, 3, 3), (3, 1)), ((3, 3), (2, 3, 2))),
+            ("LinalgSolveExBackward0",)),
+    OpEntry("solve_vector", lambda a, b: gpugrad.linalg.solve(_conditioned(a), b),
+            lambda a, b: np.linalg.solve(a + 4 * np.eye(3), b), (((3, 3), (3,)),),
+            ("LinalgSolveExBackward0", "SqueezeBackward1")),
+    OpEntry("solve_left_false", lambda a, b: gpugrad.linalg.solve(_conditioned(a), b,
+                                                                  left=False),
+            lambda a, b: np.swapaxes(np.linalg.solve(np.swapaxes(a + 4 * np.eye(3), -1, -2),
+                                                     np.swapaxes(b, -1, -2)), -1, -2),
+            (((3, 3), (2, 3)),), ("LinalgSolveExBackward0",)),
+    OpEntry("cholesky", lambda a: gpugrad.linalg.cholesky(_spd(a)),
+            lambda a: np.linalg.cholesky(_spd_ref(a)), SQUARE, ("LinalgCholeskyExBackward0",)),
+    OpEntry("cholesky_upper", lambda a: gpugrad.linalg.cholesky(_spd(a), upper=True),
+            lambda a: np.swapaxes(np.linalg.cholesky(_spd_ref(a)), -1, -2), (((3, 3),),),
+            ("LinalgCholeskyExBackward0",)),
+    OpEntry("linalg_cross", gpugrad.linalg.cross, _cross_ref,
+            (((2, 3), (2, 3)), ((2, 3), (1, 3))), ("LinalgCrossBackward0",)),
+    OpEntry("cross_dim", lambda a, b: gpugrad.cross(a, b, dim=0),
+            lambda a, b: _cross_ref(a, b, 0), (((3, 2), (3, 2)),), ("LinalgCrossBackward0",)),
+    OpEntry("cross_method", lambda a, b: a.cross(b, dim=-1), _cross_ref, (((3,), (3,)),),
+            ("LinalgCrossBackward0",)),
+    OpEntry("svdvals", gpugrad.linalg.svdvals, lambda a: np.linalg.svd(a, compute_uv=False),
+            (((3, 2),), ((2, 2, 3),)), ("LinalgSvdBackward0",), double_backward=False),
+    OpEntry("vector_norm", lambda x: gpugrad.linalg.vector_norm(x, 3, dim=(0, 1)),
+            lambda x: _norm_ref(x, 3, (0, 1)), (((2, 3, 2),),), ("LinalgVectorNormBackward0",),
+            avoid=(0.0,)),
+    OpEntry("vector_norm_neg_inf", lambda x: gpugrad.linalg.vector_norm(x, -math.inf, 1),
+            lambda x: np.abs(x).min(1), ROWS, ("MinBackward0", "AbsBackward0"), avoid=(0.0,)),
+    OpEntry("linalg_norm", gpugrad.linalg.norm, lambda x: np.sqrt((x * x).sum()),
+            (((2, 3),), ((2, 3, 2),)), ("LinalgVectorNormBackward0",)),
+    OpEntry("matrix_norm_fro", gpugrad.linalg.matrix_norm, lambda a: _matrix_norm_ref(a, "fro"),
+            (((2, 3, 2),),), ("LinalgVectorNormBackward0",)),
+    OpEntry("matrix_norm_1", lambda a: gpugrad.linalg.matrix_norm(a, 1),
+            lambda a: _matrix_norm_ref(a, 1), (((2, 3, 2),),), ("MaxBackward0", "SumBackward1"),
+            avoid=(0.0,)),
+    OpEntry("norm_inf_keepdim", lambda a: gpugrad.linalg.norm(a, -math.inf, (2, 0), True),
+            lambda a: _matrix_norm_ref(a, -np.inf, (2, 0))[None, :, None], (((2, 3, 2),),),
+            ("MinBackward0", "SumBackward1"), avoid=(0.0,)),
+    OpEntry("matrix_norm_2", lambda a: gpugrad.linalg.matrix_norm(a, 2),
+            lambda a: _matrix_norm_ref(a, 2), (((3, 2),),), ("LinalgSvdBackward0",),
+            double_backward=False),
+    OpEntry("norm_nuc", lambda a: gpugrad.linalg.norm(a, "nuc"),
+            lambda a: _matrix_norm_ref(a, "nuc"), (((3, 2),),), ("LinalgSvdBackward0",),
+            double_backward=False),
+    OpEntry("matrix_power", lambda a: gpugrad.linalg.matrix_power(a, 3),
+            lambda a: np.linalg.matrix_power(a, 3), (((3, 3),),), ("MmBackward0",)),
+    OpEntry("matrix_power_negative", lambda a: _conditioned(a).matrix_power(-2),
+            lambda a: np.linalg.matrix_power(a + 4 * np.eye(3), -2), (((3, 3),),),
+            ("LinalgInvExBackward0", "MmBackward0")),
+    OpEntry("kron", gpugrad.kron, np.kron, (((2, 3), (2, 1, 2)), ((2,), (3,))),
+            ("UnsafeViewBackward0", "MulBackward0")),
+    OpEntry("addmv", lambda b, a, v: gpugrad.addmv(b, a, v, beta=0.5, alpha=2),
+            lambda b, a, v: 0.5 * b + 2 * (a @ v), (((2,), (2, 3), (3,)),),
+            ("MvBackward0", "AddBackward0")),
+    OpEntry("baddbmm", lambda b, x, y: b.baddbmm(x, y), lambda b, x, y: b + x @ y,
+            (((2, 1, 2), (2, 1, 3), (2, 3, 2)),), ("BmmBackward0", "AddBackward0")),
+    OpEntry("vdot", gpugrad.vdot, np.vdot, (((3,), (3,)),), ("DotBackward0",)),
+    OpEntry("multi_dot", lambda a, b, v: gpugrad.linalg.multi_dot([a, b, v]),
+            lambda a, b, v: a @ b @ v, (((2, 3), (3, 3), (3,)),), ("MvBackward0", "MmBackward0")),
+    OpEntry("vecdot", lambda x, y: gpugrad.linalg.vecdot(x, y, dim=0),
+            lambda x, y: (x * y).sum(0), (((2, 3), (2, 1)),), ("SumBackward1", "MulBackward0")),
+    OpEntry("linalg_diagonal", lambda a: gpugrad.linalg.diagonal(a, offset=-1),
+            lambda a: np.diagonal(a, -1, -2, -1).copy(), (((2, 3, 3),),),
+            ("DiagonalBackward0",)),
+]
+
+
+# -- gpugrad/ops/misc.py -------------------------------------------------------------------------
+X_ZEROS = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])   # x * X_ZEROS has exact zeros
+SPECIALS = np.array([[0.0, np.nan, 0.0], [np.inf, -np.inf, 0.0]])   # where COND is False
+
+
+def _specials(x, fill=SPECIALS):
+    """x where COND, else nan / inf (a where, so the specials' gradient is exactly 0)."""
+    return gpugrad.where(_const(COND, x), x, _const(fill, x))
+
+
+def _specials_ref(x, fill=SPECIALS):
+    return np.where(COND, x, fill)
+
+
+NANS = np.where(COND, 0.0, np.nan)
+
+
+def _cumprod_zeros(x):
+    return gpugrad.cumprod(x * _const(X_ZEROS, x), 1)
+
+
+def _rot90_ref(x, k):
+    return np.rot90(x, k, (1, 2))
+
+
+OP_DB += [
+    OpEntry("cumprod", lambda x: gpugrad.cumprod(x, 0), lambda x: np.cumprod(x, 0),
+            (((3, 2),),), ("CumprodBackward0",), avoid=(0.0,)),
+    OpEntry("cumprod_method", lambda x: x.cumprod(1), lambda x: np.cumprod(x, 1), ROWS,
+            ("CumprodBackward0",), avoid=(0.0,)),
+    OpEntry("cumprod_zeros", _cumprod_zeros, lambda x: np.cumprod(x * X_ZEROS, 1), ROWS,
+            ("CumprodBackward0", "MulBackward0")),
+    OpEntry("logcumsumexp", lambda x: gpugrad.logcumsumexp(x, 1),
+            lambda x: np.logaddexp.accumulate(x, 1), (((2, 4),),), ("LogcumsumexpBackward0",)),
+    OpEntry("logcumsumexp_method", lambda x: x.logcumsumexp(0),
+            lambda x: np.logaddexp.accumulate(x, 0), ROWS, ("LogcumsumexpBackward0",)),
+    _binary("hypot", gpugrad.hypot, np.hypot, "HypotBackward0", avoid=(0.0,)),
+    _binary("logaddexp", lambda a, b: a.logaddexp(b), np.logaddexp, "LogaddexpBackward0"),
+    _binary("xlogy", gpugrad.xlogy, lambda x, y: x * np.log(y), "XlogyBackward0",
+            domain=((-2.0, 2.0), (0.2, 2.0))),
+    _unary("xlogy_number_self", lambda y: gpugrad.xlogy(1.5, y), lambda y: 1.5 * np.log(y),
+           "XlogyBackward1", domain=(0.2, 2.0)),
+    _unary("xlogy_number_other", lambda x: x.xlogy(3.0), lambda x: x * np.log(3.0),
+           "XlogyBackward2"),
+    _unary("fmod_number", lambda x: gpugrad.fmod(x, 0.75), lambda x: np.fmod(x, 0.75),
+           "FmodBackward0", avoid=(-1.5, -0.75, 0.75, 1.5)),
+    OpEntry("fmod", lambda a, b: a.fmod(b), np.fmod, (((2, 3), (3,)),), ("FmodBackward1",),
+            domain=((0.1, 0.9), (1.1, 2.0))),
+    _unary("remainder_number", lambda x: gpugrad.remainder(x, 0.75),
+           lambda x: np.remainder(x, 0.75), "RemainderBackward0",
+           avoid=(-1.5, -0.75, 0.0, 0.75, 1.5)),
+    OpEntry("remainder", lambda a, b: a % b, np.remainder, (((2, 3), (3,)),),
+            ("RemainderBackward1",), domain=((0.1, 0.9), (1.1, 2.0))),
+    OpEntry("nan_to_num", lambda x: gpugrad.nan_to_num(_specials(x), 0.5, posinf=9.0),
+            lambda x: np.nan_to_num(_specials_ref(x), nan=0.5, posinf=9.0), ROWS,
+            ("NanToNumBackward0", "WhereBackward0")),
+    OpEntry("nan_to_num_", _in_place(lambda x: x.nan_to_num_(neginf=-7.0)),
+            lambda x: np.nan_to_num(x, neginf=-7.0), ROWS, ("NanToNumBackward0",)),
+    OpEntry("nansum", lambda x: gpugrad.nansum(_specials(x, NANS)),
+            lambda x: np.nansum(_specials_ref(x, NANS)), ROWS, ("NansumBackward0",)),
+    _unary("nansum_dim", lambda x: x.nansum(1, keepdim=True), lambda x: x.sum(1, keepdims=True),
+           "NansumBackward0", shapes=ROWS),
+    OpEntry("nanmean", lambda x: gpugrad.nanmean(_specials(x, NANS), 1),
+            lambda x: np.nanmean(_specials_ref(x, NANS), 1), ROWS,
+            ("NansumBackward0", "DivBackward0")),
+    OpEntry("diagonal_view", lambda x: gpugrad.diagonal(x, 1), lambda x: np.diagonal(x, 1).copy(),
+            (((3, 4),),), ("DiagonalBackward0",)),
+    OpEntry("diagonal_method", lambda x: x.diagonal(-1, 2, 0),
+            lambda x: np.diagonal(x, -1, 2, 0).copy(), (((3, 2, 4),),), ("DiagonalBackward0",)),
+    _unary("select_method", lambda x: x.select(1, -1), lambda x: x[:, -1], "SelectBackward0",
+           shapes=ROWS),
+    _unary("select_fn", lambda x: gpugrad.select(x, 0, 1), lambda x: x[1], "SelectBackward0",
+           shapes=ROWS),
+    OpEntry("diff", gpugrad.diff, lambda x: np.diff(x), ROWS, ("SubBackward0", "SliceBackward0")),
+    OpEntry("diff_prepend", lambda x, p: x.diff(2, 0, prepend=p),
+            lambda x, p: np.diff(x, 2, 0, prepend=p), (((2, 3), (1, 3)),),
+            ("SubBackward0", "CatBackward0")),
+    OpEntry("tile", lambda x: gpugrad.tile(x, (2,)), lambda x: np.tile(x, (2,)), ROWS,
+            ("RepeatBackward0",)),
+    OpEntry("tile_method", lambda x: x.tile((2, 1, 2)), lambda x: np.tile(x, (2, 1, 2)), ROWS,
+            ("RepeatBackward0",)),
+    _unary("clamp_min_fn", lambda x: gpugrad.clamp_min(x, 0.5), lambda x: np.maximum(x, 0.5),
+           "ClampBackward1", avoid=(0.5,)),
+    _unary("clamp_max_method", lambda x: x.clamp_max(-0.5), lambda x: np.minimum(x, -0.5),
+           "ClampBackward1", avoid=(-0.5,)),
+    _unary("clamp_min_", _in_place(lambda x: x.clamp_min_(0.5)), lambda x: np.maximum(x, 0.5),
+           "ClampBackward1", avoid=(0.5,)),
+    OpEntry("tensor_split", lambda x: gpugrad.tensor_split(x, 3, 1),
+            lambda x: tuple(np.array_split(x, 3, 1)), (((2, 4),),), ("SliceBackward0",)),
+    OpEntry("tensor_split_indices", lambda x: x.tensor_split([1, 3], dim=0),
+            lambda x: tuple(np.split(x, [1, 3], 0)), (((4, 2),),), ("SliceBackward0",)),
+    OpEntry("fliplr", gpugrad.fliplr, np.fliplr, ROWS, ("FlipBackward0",)),
+    OpEntry("flipud", lambda x: x.flipud(), np.flipud, ROWS, ("FlipBackward0",)),
+    OpEntry("rot90", lambda x: gpugrad.rot90(x, 1, (1, 2)), lambda x: _rot90_ref(x, 1),
+            (((2, 3, 4),),), ("FlipBackward0", "TransposeBackward0")),
+    OpEntry("rot90_method", lambda x: x.rot90(-1, (1, 2)), lambda x: _rot90_ref(x, -1),
+            (((2, 3, 4),),), ("FlipBackward0", "TransposeBackward0")),
+    OpEntry("unflatten", lambda x: x.unflatten(1, (2, -1)), lambda x: x.reshape(2, 2, 2),
+            (((2, 4),),), ("ViewBackward0",)),
+    OpEntry("take", lambda x: gpugrad.take(x, _const(np.array([[0, -1], [5, 0]]), x)),
+            lambda x: x.ravel()[[[0, -1], [5, 0]]], ROWS, ("IndexBackward0", "ViewBackward0")),
+    # in-place forms (hypot_, logaddexp_, xlogy_, cumprod_: test_more_ops.py, as their double
+    # backward needs the in-place machinery to save the original self differentiably)
+    _unary("clamp_max_", _in_place(lambda x: x.clamp_max_(0.5)), lambda x: np.minimum(x, 0.5),
+           "ClampBackward1", avoid=(0.5,)),
+    OpEntry("fmod_", _in_place(lambda a, b: a.fmod_(b)), np.fmod, (((2, 3), (3,)),),
+            ("FmodBackward1",), domain=((0.1, 0.9), (1.1, 2.0))),
+    _unary("remainder_", _in_place(lambda x: x.remainder_(0.75)), lambda x: np.remainder(x, 0.75),
+           "RemainderBackward0", avoid=(-1.5, -0.75, 0.0, 0.75, 1.5)),
+]

@@ -7,9 +7,12 @@ from . import (
     index,
     linalg,
     loss,
+    matrix,
+    misc,
     norm,
     pointwise,
     reduce,
+    scatter,
     select,
     shape,
     unary,
@@ -17,7 +20,7 @@ from . import (
 
 REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
-                      select, extra, conv)
+                      select, extra, conv, scatter, matrix, misc)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():
