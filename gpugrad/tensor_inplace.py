@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .autograd.grad_mode import no_grad
 from .autograd.grad_mode import state as grad_state
-from .tensor import Tensor
+from .tensor import Tensor, Version
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
@@ -13,6 +13,7 @@ VIEW_OF_LEAF = ("a view of a leaf Variable that requires grad is being used in a
 HINT = (" Wrap the update in `with gpugrad.no_grad():` (as optimizers do), or use an "
         "out-of-place op.")
 _KIND = {"f": "Float", "i": "Long", "u": "Byte", "b": "Bool", "c": "ComplexFloat"}
+_UNCHANGING = Version()   # the version box of copies nothing else can write to
 
 
 def check(t) -> bool:
@@ -48,8 +49,11 @@ def inplace(t, compute, *args, raw=None):
     if node._saved:  # values the new node saved from the storage about to be overwritten
         alias = [s is old for s in node._saved]
         if any(alias):
+            # a private copy needs no version check, but keeps its input position: double
+            # backward ties it back to the node that produced the old value
             node._saved = tuple(s.copy() if a else s for s, a in zip(node._saved, alias))
-            node._versions = tuple(None if a else v for v, a in zip(node._versions, alias))
+            node._versions = tuple((_UNCHANGING, 0, v[2]) if a and v is not None else v
+                                   for v, a in zip(node._versions, alias))
     write(t, out._data)
     t._version_box().v += 1
     base = t._base

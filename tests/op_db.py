@@ -918,8 +918,18 @@ OP_DB += [
             (((2, 4),),), ("ViewBackward0",)),
     OpEntry("take", lambda x: gpugrad.take(x, _const(np.array([[0, -1], [5, 0]]), x)),
             lambda x: x.ravel()[[[0, -1], [5, 0]]], ROWS, ("IndexBackward0", "ViewBackward0")),
-    # in-place forms (hypot_, logaddexp_, xlogy_, cumprod_: test_more_ops.py, as their double
-    # backward needs the in-place machinery to save the original self differentiably)
+    # in-place forms: the node saves the value self had before the write (a private copy, tied
+    # back into the graph for double backward)
+    OpEntry("hypot_", _in_place(lambda a, b: a.hypot_(b)), np.hypot, (((2, 3), (2, 3)),),
+            ("HypotBackward0",), avoid=(0.0,)),
+    OpEntry("logaddexp_", _in_place(lambda a, b: a.logaddexp_(b)), np.logaddexp,
+            (((2, 3), (2, 3)),), ("LogaddexpBackward0",)),
+    OpEntry("xlogy_", _in_place(lambda a, b: a.xlogy_(b)), lambda x, y: x * np.log(y),
+            (((2, 3), (2, 3)),), ("XlogyBackward0",), domain=((-2.0, 2.0), (0.2, 2.0))),
+    OpEntry("cumprod_", _in_place(lambda x: x.cumprod_(1)), lambda x: np.cumprod(x, 1), ROWS,
+            ("CumprodBackward0",), avoid=(0.0,)),
+    OpEntry("mul_tensor_", _in_place(lambda a, b: a.mul_(b)), np.multiply, (((2, 3), (2, 3)),),
+            ("MulBackward0",)),
     _unary("clamp_max_", _in_place(lambda x: x.clamp_max_(0.5)), lambda x: np.minimum(x, 0.5),
            "ClampBackward1", avoid=(0.5,)),
     OpEntry("fmod_", _in_place(lambda a, b: a.fmod_(b)), np.fmod, (((2, 3), (3,)),),
