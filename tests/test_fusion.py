@@ -82,6 +82,8 @@ CASES = {
                                  - gpugrad.sub(x, y, alpha=2) + gpugrad.add(x, y, alpha=0.5))
                    .sum(), 2, None),
     "weighted": (lambda x, w: ((x.tanh() + x.exp()) * w).sum(), 2, None),
+    "pairs": (lambda x, y: (gpugrad.hypot(x, y) * gpugrad.logaddexp(x, y)
+                            + gpugrad.fmod(x, 0.75) - x.remainder(0.5)).sum(), 2, None),
     "transposed": (lambda x: (x.t().exp() * x.t().sin() + x.t().cos()).sum(), 1, "matrix"),
 }
 

@@ -103,6 +103,7 @@ class LogcumsumexpBackward0(Op):
 
 class HypotBackward0(Op):
     """y = sqrt(a^2 + b^2)"""
+    elementwise = True
     saves = (0, 1)
     saves_output = True
     reads_for = ((0,), (1,))
@@ -119,6 +120,7 @@ class HypotBackward0(Op):
 
 class LogaddexpBackward0(Op):
     """y = log(exp(a) + exp(b))"""
+    elementwise = True
     saves = (0, 1)
     saves_output = True
     reads_for = ((0,), (1,))
@@ -164,6 +166,7 @@ class XlogyBackward2(XlogyBackward0):
 
 class FmodBackward0(Op):
     """y = a - trunc(a / b) b, b a number"""
+    elementwise = True
     broadcasts = True
 
     def forward(self, xp, a, b):
@@ -194,6 +197,7 @@ class FmodBackward1(Op):
 
 class RemainderBackward0(FmodBackward0):
     """y = a - floor(a / b) b, b a number"""
+    elementwise = True
 
     def forward(self, xp, a, b):
         return xp.remainder(a, b)
