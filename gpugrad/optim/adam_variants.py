@@ -87,10 +87,7 @@ class NAdam(Optimizer):
                     mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
                     st["mu_product"]._data *= mu
                     prod = float(st["mu_product"]._data)
-                    m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
-                    m += (g - m) * (1 - b1)
-                    v *= b2
-                    v += (1 - b2) * (g * g)
+                    m, v = _moments(st, g, b1, b2)
                     d = xp.sqrt(v / (1 - b2 ** t)) + eps
                     p._data -= (lr * (1 - mu) / (1 - prod)) * (g / d)
                     p._data -= (lr * mu_next / (1 - prod * mu_next)) * (m / d)
@@ -121,10 +118,7 @@ class RAdam(Optimizer):
                 for p, g, xp in _decayed(group):
                     st = self.state[p]
                     t = _state(st, p, xp, "exp_avg", "exp_avg_sq")
-                    m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
-                    m += (g - m) * (1 - b1)
-                    v *= b2
-                    v += (1 - b2) * (g * g)
+                    m, v = _moments(st, g, b1, b2)
                     bc2 = 1 - b2 ** t
                     m_hat = m / (1 - b1 ** t)
                     rho_t = rho_inf - 2 * t * (b2 ** t) / bc2
@@ -136,6 +130,16 @@ class RAdam(Optimizer):
                         p._data -= m_hat * lr
                     p._version_box().v += 1
         return loss
+
+
+def _moments(st, g, b1, b2):
+    """Adam's moments, updated in place: m = b1 m + (1 - b1) g (as PyTorch's lerp),
+    v = b2 v + (1 - b2) g^2."""
+    m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
+    m += (g - m) * (1 - b1)
+    v *= b2
+    v += (1 - b2) * (g * g)
+    return m, v
 
 
 def _decayed(group):
