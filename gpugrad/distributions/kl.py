@@ -1,0 +1,241 @@
+"""KL divergence KL(p || q) = E_p[log p(x) - log q(x)], dispatched on the pair of types."""
+from __future__ import annotations
+
+import math
+import warnings
+from functools import total_ordering
+
+import numpy as np
+
+import gpugrad
+
+from ..ops.activation import softplus
+from .bernoulli import Bernoulli
+from .categorical import Categorical
+from .distribution import Distribution
+from .exponential import Exponential
+from .independent import Independent
+from .laplace import Laplace
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _solve_tril
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .uniform import Uniform
+from .utils import sum_rightmost
+
+__all__ = ["kl_divergence", "register_kl"]
+
+_KL_REGISTRY = {}   # (type_p, type_q) -> function, as registered
+_KL_MEMOIZE = {}    # (type_p, type_q) -> function, for every pair looked up
+
+
+def register_kl(type_p, type_q):
+    """Decorator registering ``fn(p, q)`` as KL(p || q) for the pair of Distribution types;
+    lookup picks the most specific registered pair by subclass order."""
+    for t, name in ((type_p, "type_p"), (type_q, "type_q")):
+        if not (isinstance(t, type) and issubclass(t, Distribution)):
+            raise TypeError(f"Expected {name} to be a Distribution subclass but got {t}")
+
+    def decorator(fun):
+        _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()   # lookup order may have changed
+        return fun
+    return decorator
+
+
+@total_ordering
+class _Match:
+    __slots__ = ("types",)
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __eq__(self, other):
+        return self.types == other.types
+
+    def __le__(self, other):
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+
+def _dispatch_kl(type_p, type_q):
+    """The most specific registered match (single inheritance assumed)."""
+    matches = [(p, q) for p, q in _KL_REGISTRY if issubclass(type_p, p) and issubclass(type_q, q)]
+    if not matches:
+        return NotImplemented
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fun, right_fun = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
+    if left_fun is not right_fun:
+        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+                      f"Please register_kl({left_p.__name__}, {right_q.__name__})",
+                      RuntimeWarning, stacklevel=2)
+    return left_fun
+
+
+def kl_divergence(p, q):
+    """KL(p || q), of shape batch_shape; NotImplementedError for an unregistered pair."""
+    try:
+        fun = _KL_MEMOIZE[type(p), type(q)]
+    except KeyError:
+        fun = _KL_MEMOIZE[type(p), type(q)] = _dispatch_kl(type(p), type(q))
+    if fun is NotImplemented:
+        raise NotImplementedError(f"No KL(p || q) is implemented for p type "
+                                  f"{p.__class__.__name__} and q type {q.__class__.__name__}")
+    return fun(p, q)
+
+
+def _infinite_like(t):
+    return gpugrad.full_like(t, math.inf)
+
+
+def _batch_trace_XXT(bmat):   # noqa: N802
+    """trace(X X^T) over batches: the sum of squares of each matrix."""
+    m, n = bmat.shape[-2], bmat.shape[-1]
+    return bmat.reshape(-1, m * n).pow(2).sum(-1).reshape(tuple(bmat.shape[:-2]))
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    """p log(p / q) + (1 - p) log((1 - p) / (1 - q)), via softplus of the logits"""
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t1 = gpugrad.where(p.probs == 0, 0.0, gpugrad.where(q.probs == 0, math.inf, t1))
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    t2 = gpugrad.where(p.probs == 1, 0.0, gpugrad.where(q.probs == 1, math.inf, t2))
+    return t1 + t2
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p, q):
+    """sum_k p_k (log p_k - log q_k); inf where q_k = 0 < p_k"""
+    t = p.probs * (p.logits - q.logits)
+    t = gpugrad.where((q.probs == 0).expand_as(t), math.inf, t)
+    t = gpugrad.where((p.probs == 0).expand_as(t), 0.0, t)
+    return t.sum(-1)
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p, q):
+    """(r + ((mu_p - mu_q) / s_q)^2 - 1 - log r) / 2, r = (s_p / s_q)^2"""
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    """log((h_q - l_q) / (h_p - l_p)); inf unless [l_p, h_p] lies within [l_q, h_q]"""
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return gpugrad.where((q.low > p.low) | (q.high < p.high), math.inf, result)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    """r - 1 - log r, r = rate_q / rate_p"""
+    rate_ratio = q.rate / p.rate
+    return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    """-log r + |mu_p - mu_q| / b_q + r exp(-|mu_p - mu_q| / b_p) - 1, r = b_p / b_q"""
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    return (-scale_ratio.log() + loc_abs_diff / q.scale
+            + scale_ratio * (-loc_abs_diff / p.scale).exp() - 1)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    """(tr(S_q^-1 S_p) + (mu_q - mu_p)^T S_q^-1 (mu_q - mu_p) - k) / 2 + log(|L_q| / |L_p|)"""
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event "
+                         "shapes cannot be computed")
+    Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = (Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                  - Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    n = p.event_shape[0]
+    batch = np.broadcast_shapes(tuple(Lq.shape[:-2]), tuple(Lp.shape[:-2]))
+    term2 = _batch_trace_XXT(_solve_tril(Lq.expand(batch + (n, n)), Lp.expand(batch + (n, n))))
+    term3 = _batch_mahalanobis(Lq, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+# different families
+@register_kl(Normal, Uniform)
+@register_kl(Normal, Exponential)
+@register_kl(Laplace, Uniform)
+@register_kl(Laplace, Exponential)
+def _kl_unbounded_bounded(p, q):
+    """inf: p has mass outside q's support"""
+    return _infinite_like(p.loc)
+
+
+@register_kl(Exponential, Uniform)
+def _kl_exponential_uniform(p, q):
+    return _infinite_like(p.rate)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    """rate (h + l) / 2 - log((h - l) rate); inf where l < 0"""
+    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
+    return gpugrad.where(p.low < 0, math.inf, result)
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p, q):
+    """log(sqrt(2 pi) s_q / w) + (w^2 / 12 + ((h + l) / 2 - mu_q)^2) / (2 s_q^2), w = h - l"""
+    common_term = p.high - p.low
+    t1 = (math.sqrt(math.pi * 2) * q.scale / common_term).log()
+    t2 = common_term.pow(2) / 12
+    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
+    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p, q):
+    var_normal = q.scale.pow(2)
+    rate_sqr = p.rate.pow(2)
+    t1 = 0.5 * (rate_sqr * var_normal * 2 * math.pi).log()
+    t2 = rate_sqr.reciprocal()
+    t3 = q.loc / p.rate
+    t4 = q.loc.pow(2) * 0.5
+    return t1 - 1 + (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p, q):
+    var_normal = q.scale.pow(2)
+    scale_sqr_var_ratio = p.scale.pow(2) / var_normal
+    t1 = 0.5 * (2 * scale_sqr_var_ratio / math.pi).log()
+    t2 = 0.5 * p.loc.pow(2)
+    t3 = p.loc * q.loc
+    t4 = 0.5 * q.loc.pow(2)
+    return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    loc_diff = p.loc - q.loc
+    scale_ratio = p.scale / q.scale
+    loc_diff_scale_ratio = loc_diff / p.scale
+    t1 = scale_ratio.log()
+    t2 = math.sqrt(2 / math.pi) * p.scale * (-0.5 * loc_diff_scale_ratio.pow(2)).exp()
+    t3 = loc_diff * gpugrad.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
+    return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
