@@ -381,3 +381,205 @@ def _cos_anneal(start, end, pct):
 
 def _linear_anneal(start, end, pct):
     return (end - start) * pct + start
+
+
+class MultiplicativeLR(LRScheduler):
+    """lr = previous lr * lr_lambda(epoch) (the rate left at construction at epoch 0)"""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        for f in self.lr_lambdas:
+            if not callable(f):
+                raise TypeError(f"lr_lambda should be a function, but got {type(f).__name__}")
+        self._is_initial = True
+        super().__init__(optimizer, last_epoch)
+        self._is_initial = False
+
+    def _initial_step(self):
+        self._is_initial = True
+        self.step()
+        self._is_initial = False
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * f(self.last_epoch) for f, g in zip(self.lr_lambdas, groups)]
+
+    def state_dict(self):
+        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+
+
+def _per_group(name, optimizer, value):
+    n = len(optimizer.param_groups)
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+                             f"{name} has {len(value)} values, param_groups has {n}.")
+        return list(value)
+    return [value] * n
+
+
+class CyclicLR(LRScheduler):
+    """Stepped once per batch, lr goes base_lr -> max_lr over step_size_up steps and back over
+    step_size_down; the amplitude is scaled per cycle by 1 (triangular), 1 / 2^(cycle - 1)
+    (triangular2), per step by gamma^step (exp_range), or by scale_fn. The momentum (or Adam's
+    beta1) moves the other way between max_ and base_momentum."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+                 mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
+                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1):
+        from .optimizer import Optimizer
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, g in zip(base_lrs, optimizer.param_groups):
+                g["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma, self._scale_fn_custom = mode, gamma, scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else (
+            "iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m, b, g in zip(self.max_momentums, self.base_momentums,
+                                   optimizer.param_groups):
+                    _set_momentum(g, m, self.use_beta1)
+                    g["max_momentum"], g["base_momentum"] = m, b
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x):
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        frac = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base + (peak - base) * frac * scale
+               for base, peak in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for g, base, peak in zip(self.optimizer.param_groups, self.base_momentums,
+                                     self.max_momentums):
+                _set_momentum(g, peak - (peak - base) * frac * scale, self.use_beta1)
+        return lrs
+
+    def state_dict(self):
+        out = super().state_dict()
+        out["_scale_fn_custom"] = None   # a function is not state; set it again on load
+        return out
+
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        state.pop("_scale_fn_custom", None)
+        super().load_state_dict(state)
+
+
+def _set_momentum(group, m, beta1):
+    if beta1:
+        group["betas"] = (m,) + tuple(group["betas"][1:])
+    else:
+        group["momentum"] = m
+
+
+class ChainedScheduler(LRScheduler):
+    """Step several schedulers at once, their effects composed: each moves the rate the one
+    before it left, as PyTorch's chainable forms do (StepLR, MultiStepLR, ExponentialLR,
+    LinearLR, ConstantLR and PolynomialLR scale it by their own factor's change, cosine
+    annealing scales its distance to eta_min, MultiplicativeLR multiplies it; the others set
+    it outright). Build it right after the schedulers, before any of them has stepped again."""
+
+    def __init__(self, schedulers, optimizer=None):
+        name = type(self).__name__
+        if len(schedulers) < 1:
+            raise ValueError(f"{name} expects at least one scheduler to be chained, but got no "
+                             f"scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        for i, sch in enumerate(schedulers):
+            if not hasattr(sch, "optimizer"):
+                raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+            if isinstance(sch, ReduceLROnPlateau):
+                raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it "
+                                 "requires additional kwargs to be specified when calling "
+                                 f"`step`, but got one at index {i} in the given schedulers "
+                                 "sequence.")
+            if optimizer != sch.optimizer:
+                raise ValueError(f"{name} expects all schedulers to belong to the same "
+                                 f"optimizer, but got scheduler {type(sch).__name__} at index "
+                                 f"{i} has {sch.optimizer}, which is different from "
+                                 f"{type(optimizer).__name__}.")
+        self._schedulers, self.optimizer = list(schedulers), optimizer
+        groups = optimizer.param_groups
+        lrs = [g.get("initial_lr", g["lr"]) for g in groups]   # replay their first steps
+        for sch in self._schedulers:
+            lrs = _chain(sch, lrs, list(sch.base_lrs), _closed(sch) or sch.get_last_lr())
+        self._commit(lrs)
+
+    def _commit(self, lrs):
+        for g, lr in zip(self.optimizer.param_groups, lrs):
+            g["lr"] = lr
+        self._last_lr = list(lrs)
+
+    def step(self):
+        lrs = [g["lr"] for g in self.optimizer.param_groups]
+        for sch in self._schedulers:
+            before = _closed(sch)
+            if isinstance(sch, MultiplicativeLR):
+                self._commit(lrs)
+            sch.step()
+            after = _closed(sch) or [g["lr"] for g in self.optimizer.param_groups]
+            lrs = _chain(sch, lrs, before, after)
+        self._commit(lrs)
+
+    state_dict = SequentialLR.state_dict            # its own entries and each scheduler's
+    load_state_dict = SequentialLR.load_state_dict
+
+
+_SCALING = (StepLR, MultiStepLR, ExponentialLR, LinearLR, ConstantLR, PolynomialLR,
+            CosineAnnealingLR)
+
+
+def _closed(sch):
+    """A scaling schedule's own (closed-form) rates at its current epoch; None for others."""
+    if isinstance(sch, _SCALING):
+        return [sch.lr_at(base, sch.last_epoch) for base in sch.base_lrs]
+    return None
+
+
+def _chain(sch, lrs, before, after):
+    """The rates ``lrs`` moved by ``sch`` going from its rates ``before`` to ``after``: the
+    distance to the anchor (eta_min for cosine annealing, else 0) scaled by the same factor
+    (shifted, where ``before`` sits on the anchor); rates of other schedules replace them."""
+    if not isinstance(sch, _SCALING):
+        out = list(after)
+    else:
+        a = sch.eta_min if isinstance(sch, CosineAnnealingLR) else 0.0
+        out = [lr + (new - old) if old == a else a + (lr - a) * ((new - a) / (old - a))
+               for lr, old, new in zip(lrs, before, after)]
+    sch._last_lr = list(out)
+    return out
