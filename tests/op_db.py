@@ -937,3 +937,262 @@ OP_DB += [
     _unary("remainder_", _in_place(lambda x: x.remainder_(0.75)), lambda x: np.remainder(x, 0.75),
            "RemainderBackward0", avoid=(-1.5, -0.75, 0.0, 0.75, 1.5)),
 ]
+
+
+# -- transposed convolution, pooling and resampling (ops/conv.py, pool.py, resize.py) -------------
+def _conv_transpose_ref(x, w, b, stride, padding, output_padding=0, groups=1, dilation=1):
+    """Each input pixel scatters x[n, c, i, j] w[c, o] into the output, written with loops."""
+    s, p, op, d = ((v, v) if isinstance(v, int) else v
+                   for v in (stride, padding, output_padding, dilation))
+    n, c, h, wd = x.shape
+    cg, og, kh, kw = c // groups, w.shape[1], w.shape[2], w.shape[3]
+    full = np.zeros((n, og * groups, (h - 1) * s[0] + d[0] * (kh - 1) + 1 + op[0],
+                     (wd - 1) * s[1] + d[1] * (kw - 1) + 1 + op[1]))
+    for ci in range(c):
+        g = ci // cg
+        for i in range(h):
+            for j in range(wd):
+                for a in range(kh):
+                    for bb in range(kw):
+                        full[:, g * og:(g + 1) * og, i * s[0] + a * d[0], j * s[1] + bb * d[1]] \
+                            += x[:, ci, i, j, None] * w[ci, :, a, bb]
+    y = full[:, :, p[0]:full.shape[2] - p[0], p[1]:full.shape[3] - p[1]]
+    return y if b is None else y + b[None, :, None, None]
+
+
+def _conv_dilated_ref(x, w, s, p, d):
+    """Cross-correlation with dilated kernel taps, written with loops over the output."""
+    xp_ = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    kh, kw = w.shape[2:]
+    oh = (xp_.shape[2] - d[0] * (kh - 1) - 1) // s[0] + 1
+    ow = (xp_.shape[3] - d[1] * (kw - 1) - 1) // s[1] + 1
+    y = np.zeros((x.shape[0], w.shape[0], oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = xp_[:, :, i * s[0]:i * s[0] + d[0] * (kh - 1) + 1:d[0],
+                        j * s[1]:j * s[1] + d[1] * (kw - 1) + 1:d[1]]
+            y[:, :, i, j] = np.einsum("ncij,ocij->no", patch, w)
+    return y
+
+
+def _window_ref(x, reduce_, k, s, p, d=(1, 1), ceil=False, fill=-np.inf, divisor=None):
+    """2-D pooling with loops: each output reduces the window's in-range entries (padding
+    entries are ``fill``); ``divisor(i0, i1, j0, j1)`` divides a sum when given."""
+    n, c, h, w = x.shape
+    outs = []
+    for size, kk, ss, pp, dd in zip((h, w), k, s, p, d):
+        o = (size + 2 * pp - dd * (kk - 1) - 1 + (ss - 1 if ceil else 0)) // ss + 1
+        outs.append(o - 1 if ceil and (o - 1) * ss >= size + pp else o)
+    y = np.zeros((n, c) + tuple(outs))
+    for i in range(outs[0]):
+        for j in range(outs[1]):
+            rows = [i * s[0] - p[0] + a * d[0] for a in range(k[0])]
+            cols = [j * s[1] - p[1] + b * d[1] for b in range(k[1])]
+            vals = [x[:, :, r, q] if 0 <= r < h and 0 <= q < w else np.full((n, c), fill)
+                    for r in rows for q in cols]
+            y[:, :, i, j] = reduce_(np.stack(vals, -1), -1)
+            if divisor is not None:
+                y[:, :, i, j] /= divisor(rows[0], rows[-1] + 1, cols[0], cols[-1] + 1)
+    return y
+
+
+def _avg_divisor(h, w, p, include_pad):
+    def divisor(i0, i1, j0, j1):
+        if include_pad:
+            return (min(i1, h + p[0]) - i0) * (min(j1, w + p[1]) - j0)
+        return (min(i1, h) - max(i0, 0)) * (min(j1, w) - max(j0, 0))
+    return divisor
+
+
+def _adaptive_max_ref(x, oh, ow):
+    h, w = x.shape[-2:]
+    y = np.zeros(x.shape[:-2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            r0, r1 = i * h // oh, -(-(i + 1) * h // oh)
+            c0, c1 = j * w // ow, -(-(j + 1) * w // ow)
+            y[..., i, j] = x[..., r0:r1, c0:c1].max(axis=(-2, -1))
+    return y
+
+
+def _nearest_ref(x, out, exact=False):
+    """Along each trailing axis: output i reads input floor((i [+ 0.5]) n / out)."""
+    for axis, o in zip(range(x.ndim - len(out), x.ndim), out):
+        n = x.shape[axis]
+        src = [min(int((i + 0.5 * exact) * n / o), n - 1) for i in range(o)]
+        x = np.take(x, src, axis=axis)
+    return x
+
+
+def _linear_ref(x, out, align_corners):
+    """Along each trailing axis: output i blends the two inputs around its source position."""
+    for axis, o in zip(range(x.ndim - len(out), x.ndim), out):
+        n = x.shape[axis]
+        parts = []
+        for i in range(o):
+            if align_corners:
+                src = i * (n - 1) / (o - 1) if o > 1 else 0.0
+            else:
+                src = max((i + 0.5) * n / o - 0.5, 0.0)
+            i0 = min(int(src), n - 1)
+            i1 = min(i0 + 1, n - 1)
+            lam = src - i0
+            parts.append((1 - lam) * np.take(x, i0, axis) + lam * np.take(x, i1, axis))
+        x = np.stack(parts, axis)
+    return x
+
+
+def _pixel_shuffle_ref(x, r):
+    n, c, h, w = x.shape
+    y = np.zeros((n, c // (r * r), h * r, w * r))
+    for ch in range(c // (r * r)):
+        for i in range(r):
+            for j in range(r):
+                y[:, ch, i::r, j::r] = x[:, ch * r * r + i * r + j]
+    return y
+
+
+def _unfold_ref(x, k, d, p, s):
+    n, c, h, w = x.shape
+    xp_ = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    cols = np.zeros((n, c, k[0], k[1], oh, ow))
+    for a in range(k[0]):
+        for b in range(k[1]):
+            for i in range(oh):
+                for j in range(ow):
+                    cols[:, :, a, b, i, j] = xp_[:, :, i * s[0] + a * d[0], j * s[1] + b * d[1]]
+    return cols.reshape(n, c * k[0] * k[1], oh * ow)
+
+
+def _fold_ref(cols, size, k, d, p, s):
+    n = cols.shape[0]
+    c = cols.shape[1] // (k[0] * k[1])
+    oh = (size[0] + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (size[1] + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    blocks = cols.reshape(n, c, k[0], k[1], oh, ow)
+    y = np.zeros((n, c, size[0] + 2 * p[0], size[1] + 2 * p[1]))
+    for a in range(k[0]):
+        for b in range(k[1]):
+            for i in range(oh):
+                for j in range(ow):
+                    y[:, :, i * s[0] + a * d[0], j * s[1] + b * d[1]] += blocks[:, :, a, b, i, j]
+    return y[:, :, p[0]:p[0] + size[0], p[1]:p[1] + size[1]]
+
+
+_FN = gpugrad.nn.functional
+_CONV_T = (("ConvolutionBackward0",),)
+OP_DB += [
+    OpEntry("conv_transpose2d",
+            lambda x, w, b: _FN.conv_transpose2d(x, w, b, 2, 1, 1, groups=2, dilation=(1, 2)),
+            lambda x, w, b: _conv_transpose_ref(x, w, b, 2, 1, 1, 2, (1, 2)),
+            (((2, 4, 3, 3), (4, 2, 3, 2), (4,)),), *_CONV_T, double_backward=False),
+    OpEntry("conv_transpose2d_no_bias",
+            lambda x, w: _FN.conv_transpose2d(x, w, stride=(1, 3), padding=(1, 0),
+                                              output_padding=(0, 2)),
+            lambda x, w: _conv_transpose_ref(x, w, None, (1, 3), (1, 0), (0, 2)),
+            (((1, 2, 3, 2), (2, 3, 3, 3)),), *_CONV_T, double_backward=False),
+    OpEntry("conv_transpose1d",
+            lambda x, w, b: _FN.conv_transpose1d(x, w, b, stride=3, padding=1, output_padding=2),
+            lambda x, w, b: _conv_transpose_ref(x[:, :, None], w[:, :, None], b, (1, 3), (0, 1),
+                                                (0, 2))[:, :, 0],
+            (((2, 3, 4), (3, 2, 3), (2,)),), *_CONV_T, double_backward=False),
+    OpEntry("conv2d_dilated", lambda x, w: _FN.conv2d(x, w, None, (2, 1), 1, (1, 2)),
+            lambda x, w: _conv_dilated_ref(x, w, (2, 1), (1, 1), (1, 2)),
+            (((2, 2, 5, 6), (3, 2, 3, 2)),), *_CONV_T, double_backward=False),
+    OpEntry("max_pool2d_ceil_dilation",
+            lambda x: _FN.max_pool2d(x, (3, 2), (2, 3), 1, (1, 2), ceil_mode=True),
+            lambda x: _window_ref(x, np.max, (3, 2), (2, 3), (1, 1), (1, 2), ceil=True),
+            (((2, 2, 6, 7),),), ("MaxPool2DWithIndicesBackward0",), double_backward=False),
+    OpEntry("max_pool1d", lambda x: _FN.max_pool1d(x, 3, 2, 1, ceil_mode=True),
+            lambda x: _window_ref(x[:, :, None], np.max, (1, 3), (1, 2), (0, 1), ceil=True)[
+                :, :, 0], (((2, 3, 8),),),
+            ("MaxPool2DWithIndicesBackward0", "UnsqueezeBackward0", "SqueezeBackward1"),
+            double_backward=False),
+    OpEntry("avg_pool2d_ceil_exclude_pad",
+            lambda x: _FN.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+            lambda x: _window_ref(x, np.sum, (3, 3), (2, 2), (1, 1), ceil=True, fill=0.0,
+                                  divisor=_avg_divisor(6, 5, (1, 1), False)),
+            (((2, 2, 6, 5),),), ("AvgPool2DBackward0",), double_backward=False),
+    OpEntry("avg_pool1d", lambda x: _FN.avg_pool1d(x, 4, 3, 1, ceil_mode=True),
+            lambda x: _window_ref(x[:, :, None], np.sum, (1, 4), (1, 3), (0, 1), ceil=True,
+                                  fill=0.0, divisor=_avg_divisor(1, 9, (0, 1), True))[:, :, 0],
+            (((2, 3, 9),),), ("AvgPool2DBackward0", "SqueezeBackward1"), double_backward=False),
+    OpEntry("adaptive_max_pool2d", lambda x: _FN.adaptive_max_pool2d(x, (3, 2)),
+            lambda x: _adaptive_max_ref(x, 3, 2), (((2, 2, 5, 7),), ((3, 4, 3),)),
+            ("AdaptiveMaxPool2DBackward0",)),
+    OpEntry("adaptive_max_pool1d", lambda x: _FN.adaptive_max_pool1d(x, 4),
+            lambda x: _adaptive_max_ref(x[:, :, None], 1, 4)[:, :, 0], (((2, 3, 7),),),
+            ("AdaptiveMaxPool2DBackward0",)),
+    OpEntry("interpolate_nearest1d", lambda x: _FN.interpolate(x, size=7),
+            lambda x: _nearest_ref(x, (7,)), (((2, 2, 3),),), ("UpsampleNearest1DBackward0",)),
+    OpEntry("interpolate_nearest2d", lambda x: _FN.interpolate(x, size=(5, 2)),
+            lambda x: _nearest_ref(x, (5, 2)), (((2, 2, 3, 4),),),
+            ("UpsampleNearest2DBackward0",)),
+    OpEntry("interpolate_nearest_exact1d", lambda x: _FN.interpolate(x, 7, mode="nearest-exact"),
+            lambda x: _nearest_ref(x, (7,), exact=True), (((2, 2, 3),),),
+            ("UpsampleNearestExact1DBackward0",)),
+    OpEntry("interpolate_nearest_exact2d",
+            lambda x: _FN.interpolate(x, (5, 3), mode="nearest-exact"),
+            lambda x: _nearest_ref(x, (5, 3), exact=True), (((2, 2, 3, 4),),),
+            ("UpsampleNearestExact2DBackward0",)),
+    OpEntry("interpolate_linear", lambda x: _FN.interpolate(x, 7, mode="linear"),
+            lambda x: _linear_ref(x, (7,), False), (((2, 2, 4),),),
+            ("UpsampleLinear1DBackward0",)),
+    OpEntry("interpolate_linear_align_corners",
+            lambda x: _FN.interpolate(x, 3, mode="linear", align_corners=True),
+            lambda x: _linear_ref(x, (3,), True), (((2, 2, 5),),),
+            ("UpsampleLinear1DBackward0",)),
+    OpEntry("interpolate_bilinear", lambda x: _FN.interpolate(x, (5, 2), mode="bilinear"),
+            lambda x: _linear_ref(x, (5, 2), False), (((2, 2, 3, 4),),),
+            ("UpsampleBilinear2DBackward0",)),
+    OpEntry("interpolate_bilinear_align_corners",
+            lambda x: _FN.interpolate(x, (2, 7), mode="bilinear", align_corners=True),
+            lambda x: _linear_ref(x, (2, 7), True), (((1, 2, 3, 4),),),
+            ("UpsampleBilinear2DBackward0",)),
+    OpEntry("pixel_shuffle", lambda x: _FN.pixel_shuffle(x, 2),
+            lambda x: _pixel_shuffle_ref(x, 2), (((2, 8, 2, 3),),), ("PixelShuffleBackward0",)),
+    OpEntry("pixel_unshuffle", lambda x: _FN.pixel_unshuffle(_FN.pixel_shuffle(x, 2), 2),
+            lambda x: x, (((2, 8, 2, 3),),),
+            ("PixelShuffleBackward0", "PixelUnshuffleBackward0")),
+    OpEntry("unfold", lambda x: _FN.unfold(x, (2, 3), (2, 1), (1, 0), (1, 2)),
+            lambda x: _unfold_ref(x, (2, 3), (2, 1), (1, 0), (1, 2)), (((2, 2, 4, 6),),),
+            ("Im2ColBackward0",)),
+    OpEntry("fold", lambda x: _FN.fold(x, (4, 5), 2, 1, (1, 0), 2),
+            lambda x: _fold_ref(x, (4, 5), (2, 2), (1, 1), (1, 0), (2, 2)), (((2, 8, 6),),),
+            ("Col2ImBackward0",)),
+]
+
+
+BAG_INDEX, BAG_OFFSETS = np.array([1, 2, 4, 5, 4, 3, 2, 0]), np.array([0, 2, 2, 5])
+
+
+def _bag_ref(w, psw=None, mode="sum", padding_idx=None):
+    """Each bag's rows (weighted), reduced with a loop; empty bags give zeros."""
+    ends = list(BAG_OFFSETS[1:]) + [len(BAG_INDEX)]
+    out = []
+    for start, end in zip(BAG_OFFSETS, ends):
+        rows = [w[BAG_INDEX[j]] * (1.0 if psw is None else psw[j]) for j in range(start, end)
+                if BAG_INDEX[j] != padding_idx]
+        if not rows:
+            out.append(np.zeros(w.shape[1]))
+        else:
+            out.append({"sum": np.sum, "mean": np.mean, "max": np.max}[mode](rows, axis=0))
+    return np.array(out)
+
+
+def _bag(w, psw=None, **kw):
+    return _FN.embedding_bag(_const(BAG_INDEX, w), w, _const(BAG_OFFSETS, w),
+                             per_sample_weights=psw, **kw)
+
+
+OP_DB += [
+    OpEntry("embedding_bag_sum_weighted", lambda w, p: _bag(w, p, mode="sum"),
+            lambda w, p: _bag_ref(w, p), (((6, 3), (8,)),), ("EmbeddingBagBackward0",)),
+    OpEntry("embedding_bag_mean_padding", lambda w: _bag(w, mode="mean", padding_idx=4),
+            lambda w: _bag_ref(w, mode="mean", padding_idx=4), (((6, 3),),),
+            ("EmbeddingBagBackward0",)),
+    OpEntry("embedding_bag_max", lambda w: _bag(w, mode="max"),
+            lambda w: _bag_ref(w, mode="max"), (((6, 3),),), ("EmbeddingBagBackward0",)),
+]

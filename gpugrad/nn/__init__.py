@@ -10,6 +10,22 @@ from .containers import (
     ParameterList,
     Sequential,
 )
+from .conv_layers import (
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    EmbeddingBag,
+    Fold,
+    MaxPool1d,
+    PixelShuffle,
+    PixelUnshuffle,
+    Unfold,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 from .layers import (
     ELU,
     GELU,
@@ -86,4 +102,8 @@ __all__ = ["Module", "Parameter", "functional", "init", "utils",
            # more layers, activations and losses
            "GroupNorm", "Dropout1d", "Dropout2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "Unflatten", "PReLU", "SELU", "CELU", "LogSigmoid", "Softmin", "GLU",
-           "CosineSimilarity", "PairwiseDistance", "KLDivLoss"]
+           "CosineSimilarity", "PairwiseDistance", "KLDivLoss",
+           # transposed convolutions, pooling and resampling
+           "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "AvgPool1d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+           "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "EmbeddingBag"]

@@ -5,7 +5,7 @@ import warnings
 
 from .._creation import rand, zeros
 from ..ops import activation, pointwise, reduce
-from ..ops.conv import avg_pool2d, conv1d, conv2d, max_pool2d, pad
+from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, pad
 from ..ops.linalg import linear
 from ..ops.loss import (
     binary_cross_entropy,
@@ -18,6 +18,16 @@ from ..ops.loss import (
     smooth_l1_loss,
 )
 from ..ops.norm import batch_norm, layer_norm
+from ..ops.pool import (
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    embedding_bag,
+    max_pool1d,
+    max_pool2d,
+)
+from ..ops.resize import fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold
 from ..ops.select import embedding
 from ..tensor_inplace import inplace as _inplace
 from .attention import multi_head_attention_forward, scaled_dot_product_attention
@@ -48,7 +58,12 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sig
            "scaled_dot_product_attention", "multi_head_attention_forward", "group_norm",
            "dropout1d", "dropout2d", "prelu", "selu", "celu", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "normalize", "cosine_similarity", "pairwise_distance",
-           "logsigmoid", "softmin", "glu", "kl_div"]
+           "logsigmoid", "softmin", "glu", "kl_div",
+           # convolution, pooling and resampling (ops/conv.py, pool.py, resize.py)
+           "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate", "upsample",
+           "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "unfold",
+           "fold", "embedding_bag"]
 
 tanh = pointwise.tanh
 sigmoid = activation.sigmoid
@@ -145,3 +160,24 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("Class values must be non-negative.")
     classes = arange(num_classes, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of ``interpolate`` (warns, as PyTorch)."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='nearest')``."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -11,7 +11,9 @@ from . import (
     misc,
     norm,
     pointwise,
+    pool,
     reduce,
+    resize,
     scatter,
     select,
     shape,
@@ -20,7 +22,8 @@ from . import (
 
 REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
-                      select, extra, conv, scatter, matrix, misc)
+                      select, extra, conv, scatter, matrix, misc, pool,
+                      resize)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():

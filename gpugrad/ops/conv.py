@@ -1,34 +1,106 @@
-"""Convolutions (PyTorch's cross-correlation) over 1 or 2 spatial dimensions, and 2-D max and
-average pooling. Each is one op over the input's sliding windows (a strided view: im2col without
-the copy); the backward adds each window offset's share back with one strided slice per offset.
+"""Convolutions (PyTorch's cross-correlation) and transposed convolutions over 1 or 2 spatial
+dimensions, and constant padding. A convolution is one op over the input's sliding windows (a
+strided view: im2col without the copy); adding each window offset's share back with one strided
+slice per offset (col2im) gives its input gradient, and the transposed convolution's forward.
+1-D convolutions run as 2-D ones of height 1. The pooling ops (pool.py) and unfold / fold
+(resize.py) use the same window helpers.
 """
 from __future__ import annotations
 
 from ._op import Op
 
 
-def _windows(xp, x, kernel, stride):
+def _windows(xp, x, kernel, stride, dilation=(1, 1)):
     """(N, C, OH, OW, kh, kw) view of the (already padded) input's windows."""
-    win = xp.lib.stride_tricks.sliding_window_view(x, kernel, axis=(2, 3))
-    return win[:, :, ::stride[0], ::stride[1]]
+    (dh, dw) = dilation
+    span = (dh * (kernel[0] - 1) + 1, dw * (kernel[1] - 1) + 1)
+    win = xp.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+    return win[:, :, ::stride[0], ::stride[1], ::dh, ::dw]
+
+
+def _scatter_windows(xp, shares, shape, stride, dilation=(1, 1)):
+    """zeros(shape) (a padded input's shape) with per-window shares (N, C, OH, OW, kh, kw)
+    added back at the positions each kernel offset read."""
+    (sh, sw), (dh, dw) = stride, dilation
+    oh, ow, kh, kw = shares.shape[2:]
+    g = xp.zeros(shape, dtype=shares.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            g[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+              j * dw:j * dw + sw * (ow - 1) + 1:sw] += shares[..., i, j]
+    return g
+
+
+def _pad2(xp, x, padding, value=0.0):
+    (ph, pw) = padding
+    if not (ph or pw):
+        return x
+    return xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
+
+
+def _crop(g, padding, size):
+    """The (h, w) = ``size`` block of ``g`` that starts at ``padding`` (a new array)."""
+    (ph, pw), (h, w) = padding, size
+    return g[:, :, ph:ph + h, pw:pw + w].copy()
+
+
+def _groups(channels, out, groups):
+    """Per group: the slice of the input channels and the slice of the weight's dim 0."""
+    c, o = channels // groups, out // groups
+    return [(slice(g * c, (g + 1) * c), slice(g * o, (g + 1) * o)) for g in range(groups)]
+
+
+def _conv_fwd(xp, xpad, w, stride, dilation, groups):
+    """y[n, o, i, j] = sum_{c, a, b} xpad[n, c, s i + d a, s j + d b] w[o, c, a, b], c running
+    over o's group"""
+    win = _windows(xp, xpad, w.shape[2:], stride, dilation)
+    ys = [xp.tensordot(win[:, c], w[o], axes=([1, 4, 5], [1, 2, 3]))
+          for c, o in _groups(xpad.shape[1], w.shape[0], groups)]
+    y = ys[0] if groups == 1 else xp.concatenate(ys, axis=3)
+    return y.transpose(0, 3, 1, 2)
+
+
+def _conv_gin(xp, gy, w, shape, stride, dilation, groups):
+    """The gradient of _conv_fwd's (padded) input of ``shape``: col2im of gy . w"""
+    cols = [xp.tensordot(gy[:, o], w[o], axes=([1], [0]))       # (N, OH, OW, C/g, kh, kw)
+            for _, o in _groups(shape[1], w.shape[0], groups)]
+    cols = cols[0] if groups == 1 else xp.concatenate(cols, axis=3)
+    return _scatter_windows(xp, cols.transpose(0, 3, 1, 2, 4, 5), shape, stride, dilation)
+
+
+def _conv_gw(xp, gy, xpad, kernel, stride, dilation, groups):
+    """The gradient of _conv_fwd's weight: sum_{n, i, j} gy[n, o, i, j] window[n, c, i, j]"""
+    oh, ow = gy.shape[2:]
+    win = _windows(xp, xpad, kernel, stride, dilation)[:, :, :oh, :ow]
+    gws = [xp.tensordot(gy[:, o], win[:, c], axes=([0, 2, 3], [0, 2, 3]))
+           for c, o in _groups(xpad.shape[1], gy.shape[1], groups)]
+    return gws[0] if groups == 1 else xp.concatenate(gws, axis=0)
 
 
 class ConvolutionBackward0(Op):
-    """y[n, o] = sum_{c, i, j} x[n, c, s h + i, s w + j] w[o, c, i, j] + b[o]
-    (x zero-padded; 1-D convolutions run as 2-D ones of height 1)"""
-    __slots__ = ("stride", "padding", "one_d", "in_shape")
+    """y[n, o] = sum_{c, i, j} x[n, c, s h + d i, s w + d j] w[o, c, i, j] + b[o]  (x zero-padded,
+    c over o's group); transposed: the adjoint in x, y = col2im(x . w) cropped by the padding
+    (w of shape (in, out / groups, kh, kw)), plus b"""
+    __slots__ = ("stride", "padding", "dilation", "groups", "transposed", "one_d", "in_shape",
+                 "kernel")
     saves = (0, 1)
     saved_names = ("input", "weight")
 
-    def forward(self, xp, x, w, b, stride=(1, 1), padding=(0, 0), one_d=False):
+    def forward(self, xp, x, w, b, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
+                transposed=False, output_padding=(0, 0), one_d=False):
         if one_d:
             x, w = x[:, :, None, :], w[:, :, None, :]
-        self.stride, self.padding, self.one_d, self.in_shape = stride, padding, one_d, x.shape
-        (ph, pw), kernel = padding, w.shape[2:]
-        if ph or pw:
-            x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-        y = xp.tensordot(_windows(xp, x, kernel, stride), w, axes=([1, 4, 5], [1, 2, 3]))
-        y = y.transpose(0, 3, 1, 2)
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        self.transposed, self.one_d, self.in_shape = transposed, one_d, x.shape
+        self.kernel = w.shape[2:]
+        if transposed:
+            (n, _, h, wd), k = x.shape, w.shape[2:]
+            full = tuple((s - 1) * st + d * (kk - 1) + 1 + op for s, st, d, kk, op in
+                         zip((h, wd), stride, dilation, k, output_padding))
+            g = _conv_gin(xp, x, w, (n, w.shape[1] * groups) + full, stride, dilation, groups)
+            y = _crop(g, padding, tuple(f - 2 * p for f, p in zip(full, padding)))
+        else:
+            y = _conv_fwd(xp, _pad2(xp, x, padding), w, stride, dilation, groups)
         if b is not None:
             y = y + b.reshape(1, -1, 1, 1)
         y = xp.ascontiguousarray(y)
@@ -40,118 +112,31 @@ class ConvolutionBackward0(Op):
                                       "by gpugrad (create_graph=True over conv1d/conv2d)")
         xp = F.xp
         if self.one_d:
-            x, w, gy = x[:, :, None, :], w[:, :, None, :], gy[:, :, None, :]
-        ph, pw = self.padding
-        kh, kw = w.shape[2:]
+            gy, x, w = gy[:, :, None, :], x[:, :, None, :], w[:, :, None, :]
+        args = self.stride, self.dilation, self.groups
         need = self.needs_input_grad
         gx = gw = gb = None
-        if need[0]:   # col2im: each kernel offset adds its share back where it read
-            cols = xp.tensordot(gy, w, axes=([1], [0])).transpose(0, 3, 1, 2, 4, 5)
-            gx = _scatter_windows(xp, cols, self.in_shape, (kh, kw), self.stride, self.padding)
-            gx = gx[:, :, 0, :] if self.one_d else gx
-        if need[1]:
-            xpad = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
-            gw = xp.tensordot(gy, _windows(xp, xpad, (kh, kw), self.stride),
-                              axes=([0, 2, 3], [0, 2, 3]))     # (O, C, kh, kw)
-            gw = gw[:, :, 0, :] if self.one_d else gw
+        shape = self.in_shape
+        if self.transposed:   # the input gradient is a convolution of gy, the weight's one too
+            gpad = _pad2(xp, gy, self.padding)
+            if need[0]:
+                gx = _conv_fwd(xp, gpad, w, *args)[:, :, :shape[2], :shape[3]]
+                gx = xp.ascontiguousarray(gx)
+            if need[1]:
+                gw = _conv_gw(xp, x, gpad, self.kernel, *args)
+        else:
+            (ph, pw) = self.padding
+            if need[0]:
+                full = shape[:2] + (shape[2] + 2 * ph, shape[3] + 2 * pw)
+                gx = _crop(_conv_gin(xp, gy, w, full, *args), self.padding, shape[2:])
+            if need[1]:
+                gw = _conv_gw(xp, gy, _pad2(xp, x, self.padding), self.kernel, *args)
         if need[2]:
             gb = gy.sum(axis=(0, 2, 3))
+        if self.one_d:
+            gx = None if gx is None else gx[:, :, 0, :]
+            gw = None if gw is None else gw[:, :, 0, :]
         return gx, gw, gb
-
-
-def _scatter_windows(xp, shares, shape, kernel, stride, padding):
-    """The gradient of a padded input from per-window shares (N, C, OH, OW, kh, kw): each
-    kernel offset adds its share back at the positions it read, then the padding is cut."""
-    (sh, sw), (ph, pw) = stride, padding
-    n, c, h, w = shape
-    oh, ow = shares.shape[2:4]
-    g = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=shares.dtype)
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            g[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] += shares[..., i, j]
-    return g[:, :, ph:ph + h, pw:pw + w].copy()
-
-
-class MaxPool2DWithIndicesBackward0(Op):
-    """y = the max of each kernel window (padding counts as -inf); the gradient goes to the
-    first maximum of each window"""
-    __slots__ = ("shape", "kernel", "stride", "padding", "onehot")
-    temps = ("onehot",)
-
-    def forward(self, xp, x, kernel=(2, 2), stride=(2, 2), padding=(0, 0)):
-        (ph, pw) = padding
-        xpad = x if not (ph or pw) else xp.pad(
-            x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=-xp.inf)
-        win = _windows(xp, xpad, kernel, stride)
-        flat = win.reshape(win.shape[:4] + (-1,))
-        arg = flat.argmax(axis=-1)
-        self.shape, self.kernel, self.stride, self.padding = x.shape, kernel, stride, padding
-        self.onehot = (xp.arange(flat.shape[-1]) == arg[..., None]).reshape(win.shape)
-        return xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-
-    def backward(self, F, gy):
-        if not F.fast:
-            raise NotImplementedError("double backward through max_pool2d is not supported by "
-                                      "gpugrad")
-        shares = self.onehot * gy[..., None, None]
-        return _scatter_windows(F.xp, shares, self.shape, self.kernel, self.stride, self.padding)
-
-
-class AvgPool2DBackward0(Op):
-    """y = the mean of each kernel window (zero padding counted, as PyTorch's default)"""
-    __slots__ = ("shape", "kernel", "stride", "padding")
-
-    def forward(self, xp, x, kernel=(2, 2), stride=(2, 2), padding=(0, 0)):
-        (ph, pw) = padding
-        xpad = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
-        self.shape, self.kernel, self.stride, self.padding = x.shape, kernel, stride, padding
-        return _windows(xp, xpad, kernel, stride).mean(axis=(-2, -1))
-
-    def backward(self, F, gy):
-        if not F.fast:
-            raise NotImplementedError("double backward through avg_pool2d is not supported by "
-                                      "gpugrad")
-        xp = F.xp
-        k = self.kernel
-        shares = xp.broadcast_to((gy / (k[0] * k[1]))[..., None, None], gy.shape + k)
-        return _scatter_windows(xp, shares, self.shape, k, self.stride, self.padding)
-
-
-def _pool(op, input, kernel_size, stride, padding, name):
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"{name}: Expected 3D or 4D (batch mode) tensor for input, but got: "
-                           f"{list(input.shape)}")
-    if input.ndim == 3:
-        from .shape import squeeze, unsqueeze
-        return squeeze(_pool(op, unsqueeze(input, 0), kernel_size, stride, padding, name), 0)
-    kernel = _pair(kernel_size, 2, "kernel_size")
-    stride = kernel if stride is None or stride == [] else _pair(stride, 2, "stride")
-    padding = _pair(padding, 2, "padding")
-    if any(2 * p > k for p, k in zip(padding, kernel)):
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                           f"pad={padding[0]}, kernel_size={kernel[0]} and dilation=1")
-    if any(s + 2 * p < k for s, p, k in zip(input.shape[2:], padding, kernel)):
-        raise RuntimeError(f"{name}: the padded input ({input.shape[2] + 2 * padding[0]} x "
-                           f"{input.shape[3] + 2 * padding[1]}) is smaller than the kernel "
-                           f"({kernel[0]} x {kernel[1]})")
-    return op.apply(input, kernel=kernel, stride=stride, padding=padding)
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    if dilation not in (1, (1, 1)) or ceil_mode or return_indices:
-        raise NotImplementedError("max_pool2d: dilation, ceil_mode and return_indices are not "
-                                  "supported by gpugrad")
-    return _pool(MaxPool2DWithIndicesBackward0, input, kernel_size, stride, padding,
-                 "max_pool2d")
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
-    if ceil_mode or not count_include_pad or divisor_override is not None:
-        raise NotImplementedError("avg_pool2d: ceil_mode, count_include_pad=False and "
-                                  "divisor_override are not supported by gpugrad")
-    return _pool(AvgPool2DBackward0, input, kernel_size, stride, padding, "avg_pool2d")
 
 
 class ConstantPadNdBackward0(Op):
@@ -200,13 +185,32 @@ def _pair(v, n, name):
     v = (v,) * n if isinstance(v, int) else tuple(v)
     if len(v) != n or any(not isinstance(k, int) for k in v):
         raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
-                           f"values to match the convolution dimensions, but got {name}={v}")
+                           f"values to match the convolution dimensions, but got "
+                           f"{name}={list(v)}")
     return v
 
 
-def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
-    name = f"conv{dims}d"
-    unbatched = input.ndim == dims + 1
+def _dims2(v, one_d, fill):
+    """A 1-D parameter seen as the 2-D one of the height-1 convolution."""
+    return (fill,) + v if one_d else v
+
+
+def _check_params(stride, padding, dilation, groups, output_padding=(0, 0)):
+    """PyTorch's checks of the convolution parameters (2-D view), in its order."""
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: "
+                           f"{dilation[0]}, dilation_width: {dilation[1]}")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+
+
+def _check_input(input, weight, dims, name):
     if input.ndim not in (dims + 1, dims + 2):
         raise RuntimeError(f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to "
                            f"{name}, but got input of size: {list(input.shape)}")
@@ -214,36 +218,59 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
         raise RuntimeError("weight should have at least three dimensions"
                            if weight.ndim < 3 else f"{name}: expected a {dims + 2}-D weight, "
                            f"got {list(weight.shape)}")
-    if groups != 1 or _pair(dilation, dims, "dilation") != (1,) * dims:
-        raise NotImplementedError(f"{name}: groups and dilation other than 1 are not supported "
-                                  "by gpugrad")
-    if unbatched:
+
+
+def _check_groups(weight, groups):
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{list(weight.shape)}] "
+                           "instead")
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
+    name = f"conv{dims}d"
+    _check_input(input, weight, dims, name)
+    dilation = _pair(dilation, dims, "dilation")
+    if groups != 1:
+        raise NotImplementedError(f"{name}: groups and dilation: gpugrad supports dilation, "
+                                  f"not groups={groups} (conv_transpose{dims}d takes groups)")
+    if input.ndim == dims + 1:
         from .shape import squeeze, unsqueeze
-        return squeeze(_conv(unsqueeze(input, 0), weight, bias, stride, padding, 1, 1, dims), 0)
-    c = input.shape[1]
-    if weight.shape[1] != c:
-        raise RuntimeError(f"Given groups=1, weight of size {list(weight.shape)}, expected "
-                           f"input{list(input.shape)} to have {weight.shape[1]} channels, but "
-                           f"got {c} channels instead")
+        return squeeze(_conv(unsqueeze(input, 0), weight, bias, stride, padding, dilation,
+                             groups, dims), 0)
     kernel = tuple(weight.shape[2:])
     if padding == "valid":
         padding = 0
     elif padding == "same":
-        if any(k % 2 == 0 for k in kernel) or _pair(stride, dims, "stride") != (1,) * dims:
-            raise NotImplementedError(f"{name}: padding='same' is supported for odd kernel sizes "
-                                      "and stride 1")
-        padding = tuple(k // 2 for k in kernel)
+        if any(d * (k - 1) % 2 for d, k in zip(dilation, kernel)) or \
+                _pair(stride, dims, "stride") != (1,) * dims:
+            raise NotImplementedError(f"{name}: padding='same' is supported for stride 1 and "
+                                      "an even total padding (odd kernel sizes)")
+        padding = tuple(d * (k - 1) // 2 for d, k in zip(dilation, kernel))
     stride, padding = _pair(stride, dims, "stride"), _pair(padding, dims, "padding")
+    one_d = dims == 1
+    _check_params(_dims2(stride, one_d, 1), _dims2(padding, one_d, 0),
+                  _dims2(dilation, one_d, 1), groups)
+    _check_groups(weight, groups)
+    c = input.shape[1]
+    if weight.shape[1] * groups != c:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
+                           f"expected input{list(input.shape)} to have "
+                           f"{weight.shape[1] * groups} channels, but got {c} channels instead")
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
+                           f"1-dimensional with {weight.shape[0]} elements, but got bias of "
+                           f"size {list(bias.shape)} instead")
     size = tuple(input.shape[2:])
-    if any(s + 2 * p < k for s, p, k in zip(size, padding, kernel)):
+    span = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel))
+    if any(s + 2 * p < k for s, p, k in zip(size, padding, span)):
         raise RuntimeError(f"Calculated padded input size per channel: "
                            f"({' x '.join(str(s + 2 * p) for s, p in zip(size, padding))}). "
-                           f"Kernel size: ({' x '.join(map(str, kernel))}). Kernel size can't "
+                           f"Kernel size: ({' x '.join(map(str, span))}). Kernel size can't "
                            "be greater than actual input size")
-    if dims == 1:
-        stride, padding = (1,) + stride, (0,) + padding
-    return ConvolutionBackward0.apply(input, weight, bias, stride=stride, padding=padding,
-                                      one_d=dims == 1)
+    return ConvolutionBackward0.apply(
+        input, weight, bias, stride=_dims2(stride, one_d, 1), padding=_dims2(padding, one_d, 0),
+        dilation=_dims2(dilation, one_d, 1), groups=groups, one_d=one_d)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -254,5 +281,62 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-OPS = [ConvolutionBackward0, MaxPool2DWithIndicesBackward0, AvgPool2DBackward0,
-       ConstantPadNdBackward0]
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                    dims):
+    name = f"conv_transpose{dims}d"
+    _check_input(input, weight, dims, name)
+    if input.ndim == dims + 1:
+        from .shape import squeeze, unsqueeze
+        return squeeze(_conv_transpose(unsqueeze(input, 0), weight, bias, stride, padding,
+                                       output_padding, groups, dilation, dims), 0)
+    one_d = dims == 1
+    stride, padding, output_padding, dilation = (
+        _dims2(_pair(v, dims, n), one_d, fill) for v, n, fill in (
+            (stride, "stride", 1), (padding, "padding", 0),
+            (output_padding, "output_padding", 0), (dilation, "dilation", 1)))
+    _check_params(stride, padding, dilation, groups, output_padding)
+    _check_groups(weight, groups)
+    w = list(weight.shape)
+    if w[0] != input.shape[1]:
+        raise RuntimeError(f"Given transposed=1, weight of size {w}, expected "
+                           f"input{list(input.shape)} to have {w[0]} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    if bias is not None and tuple(bias.shape) != (w[1] * groups,):
+        raise RuntimeError(f"Given transposed=1, weight of size {w}, expected bias to be "
+                           f"1-dimensional with {w[1] * groups} elements, but got bias of size "
+                           f"{list(bias.shape)} instead")
+    if any(p >= s and p >= d for p, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(
+            f"output padding must be smaller than either stride or dilation, but got "
+            f"output_padding_height: {output_padding[0]} output_padding_width: "
+            f"{output_padding[1]} stride_height: {stride[0]} stride_width: {stride[1]} "
+            f"dilation_height: {dilation[0]} dilation_width: {dilation[1]}")
+    size = (1,) * one_d + tuple(input.shape[2:])
+    kernel = (1,) * one_d + tuple(w[2:])
+    out = [(n - 1) * s - 2 * p + d * (k - 1) + op + 1 for n, s, p, d, k, op in
+           zip(size, stride, padding, dilation, kernel, output_padding)]
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, size))}). "
+                           f"Calculated output size per channel: "
+                           f"({' x '.join(map(str, out))}). Output size is too small")
+    return ConvolutionBackward0.apply(
+        input, weight, bias, stride=stride, padding=padding, dilation=dilation, groups=groups,
+        transposed=True, output_padding=output_padding, one_d=one_d)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The adjoint of conv1d in its input (weight (in, out / groups, k)); output length
+    (L - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The adjoint of conv2d in its input (weight (in, out / groups, kh, kw))."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2)
+
+
+OPS = [ConvolutionBackward0, ConstantPadNdBackward0]
