@@ -340,7 +340,10 @@ def get_default_device():
 
 
 _NN_FUNCTIONS = frozenset({"selu", "celu", "prelu", "group_norm", "cosine_similarity",
-                           "pairwise_distance", "adaptive_avg_pool1d"})
+                           "pairwise_distance", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+                           "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
+                           "max_pool1d", "max_pool2d", "avg_pool1d", "pixel_shuffle",
+                           "pixel_unshuffle"})
 
 
 def __getattr__(name):

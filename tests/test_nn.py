@@ -807,8 +807,12 @@ def test_conv_errors():
             "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel "
             "size can't be greater than actual input size")):
         c(gpugrad.zeros(1, 3, 2, 2))
-    with pytest.raises(NotImplementedError, match="groups and dilation"):
-        F.conv2d(gpugrad.zeros(1, 4, 5, 5), gpugrad.zeros(2, 2, 3, 3), groups=2)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Given groups=2, weight of size [2, 2, 3, 3], expected input[1, 6, 5, 5] to have 4 "
+            "channels, but got 6 channels instead")):
+        F.conv2d(gpugrad.zeros(1, 6, 5, 5), gpugrad.zeros(2, 2, 3, 3), groups=2)
+    with pytest.raises(ValueError, match="^in_channels must be divisible by groups$"):
+        nn.Conv2d(3, 4, 3, groups=2)
     x = gpugrad.randn(1, 3, 5, 5, requires_grad=True)
     (g,) = gpugrad.autograd.grad(c(x).sum(), x, create_graph=False)
     assert g.shape == (1, 3, 5, 5)
@@ -911,3 +915,35 @@ def test_pad_errors():
     with pytest.raises(NotImplementedError, match="constant only"):
         F.pad(x, (1, 1), mode="reflect")
     assert F.pad(x, (1, 1), value=3.0).tolist()[0] == [3.0, 0.0, 0.0, 0.0, 3.0]
+
+
+def test_grouped_and_dilated_convolutions_match_separate_ones(rng):
+    """groups=g is g convolutions over slices of the channels, stacked; checked against that
+    composition (values and gradients), and the module's shapes, init bound and repr."""
+    x = gpugrad.tensor(rng.standard_normal((2, 4, 7, 7)), requires_grad=True)
+    w = gpugrad.tensor(rng.standard_normal((6, 2, 3, 3)), requires_grad=True)
+    y = F.conv2d(x, w, None, 1, 1, 2, groups=2)
+    parts = [F.conv2d(x[:, 2 * g:2 * g + 2], w[3 * g:3 * g + 3], None, 1, 1, 2)
+             for g in range(2)]
+    want = gpugrad.cat(parts, 1)
+    np.testing.assert_allclose(arr(y), arr(want), rtol=1e-12)
+    gy = gpugrad.tensor(rng.standard_normal(tuple(y.shape)))
+    gx, gw = gpugrad.autograd.grad(y, (x, w), gy)
+    hx, hw = gpugrad.autograd.grad(want, (x, w), gy)
+    np.testing.assert_allclose(arr(gx), arr(hx), rtol=1e-12)
+    np.testing.assert_allclose(arr(gw), arr(hw), rtol=1e-12)
+    depthwise = nn.Conv1d(4, 8, 3, groups=4, dilation=2)
+    assert tuple(depthwise.weight.shape) == (8, 1, 3)
+    assert float(depthwise.bias.abs().max()) <= 1 / np.sqrt(3)   # fan-in: in / groups * k
+    assert repr(depthwise) == "Conv1d(4, 8, kernel_size=(3,), stride=(1,), dilation=(2,), groups=4)"
+    assert tuple(depthwise(gpugrad.randn(2, 4, 9)).shape) == (2, 8, 5)
+
+
+def test_grouped_convolution_matches_torch(rng):
+    torch = pytest.importorskip("torch")
+    x, w, b = rng.standard_normal((2, 6, 8)), rng.standard_normal((9, 2, 3)), rng.standard_normal(9)
+    ours = F.conv1d(gpugrad.tensor(x), gpugrad.tensor(w), gpugrad.tensor(b), 2, 1, 1, 3)
+    theirs = torch.nn.functional.conv1d(torch.tensor(x), torch.tensor(w), torch.tensor(b), 2, 1,
+                                        1, 3)
+    np.testing.assert_allclose(arr(ours), theirs.numpy(), rtol=1e-12)
+

@@ -62,13 +62,19 @@ class _ConvNd(Module):
         as_tuple = lambda v: (v,) * n if isinstance(v, int) else tuple(v)   # noqa: E731
         if padding_mode != "zeros":
             raise NotImplementedError(f"padding_mode={padding_mode!r}: gpugrad pads with zeros")
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride = as_tuple(kernel_size), as_tuple(stride)
         self.padding = padding if isinstance(padding, str) else as_tuple(padding)
         self.dilation, self.groups, self.padding_mode = as_tuple(dilation), groups, padding_mode
         kw = dict(device=device, dtype=dtype)
-        self.weight = Parameter(_creation.empty((out_channels, in_channels) + self.kernel_size,
-                                                **kw))
+        self.weight = Parameter(_creation.empty(
+            (out_channels, in_channels // groups) + self.kernel_size, **kw))
         self.register_parameter("bias", Parameter(_creation.empty(out_channels, **kw))
                                 if bias else None)
         self.reset_parameters()
@@ -76,7 +82,7 @@ class _ConvNd(Module):
     def reset_parameters(self):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            fan_in = self.in_channels * math.prod(self.kernel_size)
+            fan_in = self.in_channels // self.groups * math.prod(self.kernel_size)
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
@@ -90,6 +96,10 @@ class _ConvNd(Module):
              f"stride={self.stride}")
         if self.padding not in ((0,) * self._dims, "valid"):
             s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._dims:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
         return s + (", bias=False" if self.bias is None else "")
 
 

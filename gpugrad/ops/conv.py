@@ -231,9 +231,6 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
     name = f"conv{dims}d"
     _check_input(input, weight, dims, name)
     dilation = _pair(dilation, dims, "dilation")
-    if groups != 1:
-        raise NotImplementedError(f"{name}: groups and dilation: gpugrad supports dilation, "
-                                  f"not groups={groups} (conv_transpose{dims}d takes groups)")
     if input.ndim == dims + 1:
         from .shape import squeeze, unsqueeze
         return squeeze(_conv(unsqueeze(input, 0), weight, bias, stride, padding, dilation,
