@@ -106,6 +106,16 @@ from .ops.matrix import (
     slogdet,
     vdot,
 )
+from .ops.methods_more import (
+    aminmax,
+    bincount,
+    floor_divide,
+    kthvalue,
+    mode,
+    repeat_interleave,
+    sgn,
+    unique,
+)
 from .ops.misc import (
     clamp_max,
     clamp_min,
@@ -223,6 +233,18 @@ from .ops.shape import (
     unbind,
     unsqueeze,
 )
+from .ops.special import (
+    digamma,
+    erfc,
+    erfinv,
+    i0,
+    lgamma,
+    logit,
+    mvlgamma,
+    polygamma,
+    sinc,
+    xlog1py,
+)
 from .ops.unary import (
     acos,
     arccos,
@@ -332,6 +354,35 @@ def _linalg_module():
 
 
 linalg = _linalg_module()
+
+
+def _special_module():
+    """``gpugrad.special``: PyTorch's ``torch.special`` names over gpugrad's ops."""
+    import sys
+    import types
+
+    from .ops import activation as _act
+    from .ops import misc as _misc
+    from .ops import pointwise as _pw
+    from .ops import reduce as _red
+    from .ops import special as _sp
+    from .ops import unary as _un
+    mod = types.ModuleType("gpugrad.special", "Special functions, as PyTorch's torch.special.")
+    for name in ("digamma", "polygamma", "erfc", "erfinv", "logit", "xlog1py", "i0", "i1",
+                 "ndtr", "ndtri", "log_ndtr", "sinc", "entr", "mvlgamma"):
+        setattr(mod, name, getattr(_sp, name))
+    mod.gammaln, mod.psi, mod.multigammaln = _sp.lgamma, _sp.digamma, _sp.mvlgamma
+    mod.erf, mod.expit, mod.xlogy = _pw.erf, _act.sigmoid, _misc.xlogy
+    mod.exp2 = lambda input: _pw.pow(2.0, input)
+    mod.expm1, mod.log1p, mod.round = _un.expm1, _un.log1p, _un.round
+    mod.logsumexp = _red.logsumexp
+    mod.softmax = lambda input, dim, *, dtype=None: _red.softmax(input, dim, dtype)
+    mod.log_softmax = lambda input, dim, *, dtype=None: _red.log_softmax(input, dim, dtype)
+    sys.modules[mod.__name__] = mod
+    return mod
+
+
+special = _special_module()
 
 
 def get_default_device():

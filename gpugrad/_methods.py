@@ -339,6 +339,29 @@ def _install_more():
         s, lambda t: misc.nan_to_num(t, nan, posinf, neginf))
 
 
+def _install_special():
+    """Methods of the special functions (``ops.special``) and their in-place forms."""
+    from .ops import special as sp
+    T = Tensor
+    for name in ("lgamma", "digamma", "erfinv", "erfc", "logit", "sinc", "xlog1py", "i0",
+                 "mvlgamma"):
+        fn = getattr(sp, name)
+        setattr(T, name, fn)
+        setattr(T, name + "_", lambda s, *a, _fn=fn, **k: inplace(
+            s, lambda t, *v: _fn(t, *v, **k), *a))
+    T.polygamma = lambda s, n: sp.polygamma(n, s)
+    T.polygamma_ = lambda s, n: inplace(s, lambda t: sp.polygamma(n, t))
+    from .ops import methods_more as mm
+    for name in ("unfold", "kthvalue", "mode", "aminmax", "repeat_interleave", "bincount",
+                 "unique", "floor_divide", "sgn", "fill_diagonal_", "bernoulli_", "exponential_",
+                 "random_"):
+        setattr(T, name, getattr(mm, name))
+    T.abs_ = T.absolute_ = lambda s: inplace(s, pw.abs)
+    T.sgn_ = lambda s: inplace(s, mm.sgn)
+    T.floor_divide_ = lambda s, o: inplace(s, lambda t, v: mm.floor_divide(t, v), o)
+
+
 _install()
 _install_indexed_writes()
 _install_more()
+_install_special()

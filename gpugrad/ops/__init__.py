@@ -8,6 +8,7 @@ from . import (
     linalg,
     loss,
     matrix,
+    methods_more,
     misc,
     norm,
     pointwise,
@@ -17,13 +18,14 @@ from . import (
     scatter,
     select,
     shape,
+    special,
     unary,
 )
 
 REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
                       select, extra, conv, scatter, matrix, misc, pool,
-                      resize)
+                      resize, special, methods_more)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():

@@ -22,7 +22,8 @@ def _return_type(name):
                                 "__module__": "gpugrad.return_types"})
 
 
-RETURN_TYPES = {n: _return_type(n) for n in ("max", "min", "sort", "topk", "median")}
+RETURN_TYPES = {n: _return_type(n)
+                for n in ("max", "min", "sort", "topk", "median", "kthvalue", "mode")}
 
 
 def values_indices(values, indices, name="max"):
