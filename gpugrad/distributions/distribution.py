@@ -161,3 +161,35 @@ class Distribution:
         params = [(k, self.__dict__[k]) for k in self.arg_constraints if k in self.__dict__]
         args = ", ".join(f"{k}: {fmt(v) if v.numel() == 1 else v.size()}" for k, v in params)
         return f"{self.__class__.__name__}({args})"
+
+
+class _LocScale(Distribution):
+    """A location-scale family on the real line (Normal, Laplace): parameters broadcast
+    together, ``mean`` and ``mode`` are ``loc``."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        from .utils import broadcast_all, is_number
+        self.loc, self.scale = broadcast_all(loc, scale)
+        batch_shape = Size() if is_number(loc) and is_number(scale) else self.loc.shape
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        cls = type(self)
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+

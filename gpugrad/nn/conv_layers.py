@@ -8,6 +8,7 @@ import math
 from .. import _creation
 from . import functional as F
 from . import init
+from .layers import AvgPool2d, MaxPool2d
 from .module import Module
 from .parameter import Parameter
 
@@ -110,42 +111,28 @@ class ConvTranspose2d(_ConvTransposeNd):
     _dims = 2
 
 
-class MaxPool1d(Module):
+class MaxPool1d(MaxPool2d):
     """The max of each kernel window of (N, C, L) (stride defaults to the kernel size)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode, self.return_indices)
 
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
-
-class AvgPool1d(Module):
-    """The mean of each kernel window of (N, C, L) (stride defaults to the kernel size)."""
+class AvgPool1d(AvgPool2d):
+    """The mean of each kernel window of (N, C, L) (stride defaults to the kernel size); the
+    sizes are kept as 1-tuples, as PyTorch's module keeps them."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
-        super().__init__()
-        self.kernel_size = _ntuple(kernel_size, 1)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
-        self.padding = _ntuple(padding, 1)
-        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+        super().__init__(_ntuple(kernel_size, 1),
+                         _ntuple(stride if stride is not None else kernel_size, 1),
+                         _ntuple(padding, 1), ceil_mode, count_include_pad)
+        del self.divisor_override   # PyTorch's AvgPool1d has none
 
     def forward(self, input):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AdaptiveMaxPool1d(Module):
