@@ -11,16 +11,25 @@ import gpugrad
 
 from ..ops.activation import softplus
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _solve_tril
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
 from .uniform import Uniform
-from .utils import sum_rightmost
+from .utils import euler_constant, sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -239,3 +248,85 @@ def _kl_normal_laplace(p, q):
     t2 = math.sqrt(2 / math.pi) * p.scale * (-0.5 * loc_diff_scale_ratio.pow(2)).exp()
     t3 = loc_diff * gpugrad.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    """a_q log(b_p / b_q) + lgamma(a_q) - lgamma(a_p) + (a_p - a_q) digamma(a_p)
+    + (b_q - b_p) a_p / b_p"""
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = q.concentration.lgamma() - p.concentration.lgamma()
+    t3 = (p.concentration - q.concentration) * p.concentration.digamma()
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    """lbeta(q) - lbeta(p) + sum_i (a_pi - a_qi) (digamma(a_pi) - digamma(a_p0 + a_p1))"""
+    sum_p = p.concentration1 + p.concentration0
+    sum_q = q.concentration1 + q.concentration0
+    t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_p.lgamma()
+    t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_q.lgamma()
+    t3 = (p.concentration1 - q.concentration1) * p.concentration1.digamma()
+    t4 = (p.concentration0 - q.concentration0) * p.concentration0.digamma()
+    t5 = (sum_q - sum_p) * sum_p.digamma()
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    """lgamma(a_p0) - lgamma(a_q0) - sum (lgamma(a_p) - lgamma(a_q))
+    + sum (a_p - a_q) (digamma(a_p) - digamma(a_p0))"""
+    sum_p = p.concentration.sum(-1)
+    sum_q = q.concentration.sum(-1)
+    t1 = sum_p.lgamma() - sum_q.lgamma()
+    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = p.concentration.digamma() - sum_p.digamma().unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    """r_p (log r_p - log r_q) - (r_p - r_q)"""
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    """-a log(b_q / r) + b_q / r + lgamma(a) + a euler - 1 - euler, r = rate_p"""
+    ratio = q.rate / p.rate
+    t1 = -q.concentration * ratio.log()
+    return (t1 + ratio + q.concentration.lgamma() + q.concentration * euler_constant
+            - (1 + euler_constant))
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * euler_constant
+    t3 = (ct2 + (1 + ct1).lgamma() - ct3).exp()
+    return t1 + t2 + t3 - (1 + euler_constant)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    """log(((s_p + s_q)^2 + (mu_p - mu_q)^2) / (4 s_p s_q))"""
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(LogNormal, LogNormal)
+@register_kl(HalfNormal, HalfNormal)
+def _kl_same_transform(p, q):
+    """KL is invariant under the shared bijection: that of the base normals"""
+    return _kl_normal_normal(p._base(), q._base())
