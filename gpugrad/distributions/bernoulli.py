@@ -9,12 +9,16 @@ from ..ops.loss import binary_cross_entropy_with_logits
 from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, is_number, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    BinaryParams,
+    broadcast_all,
+    is_number,
+)
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(BinaryParams, Distribution):
     """Bernoulli(p), p = sigmoid(logits): log p(x) = x log p + (1 - x) log(1 - p), x in {0, 1}."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -45,14 +49,6 @@ class Bernoulli(Distribution):
         super(Bernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

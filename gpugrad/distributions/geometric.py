@@ -8,19 +8,17 @@ from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .utils import (
+    BinaryParams,
     broadcast_all,
     finfo,
     is_number,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
     standard_uniform,
 )
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryParams, Distribution):
     """Geometric(p): log p(k) = k log(1 - p) + log p, k = 0, 1, 2, ..."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
@@ -55,14 +53,6 @@ class Geometric(Distribution):
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self):

@@ -129,3 +129,17 @@ def erfinv(y: Tensor) -> Tensor:
         slope = gpugrad.where(inner, slope, 1.0)
     step = (gpugrad.erf(x0_in) - y) / slope
     return gpugrad.where(inner, x0_in - step, x0)
+
+
+class BinaryParams:
+    """``probs`` and ``logits`` of a binary event, each derived from the other on first use
+    (Bernoulli, Binomial, Geometric are given one of them)."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
