@@ -3,7 +3,7 @@
 ``kl_divergence``, composed from differentiable gpugrad ops on CPU and CUDA tensors alike."""
 from __future__ import annotations
 
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -24,7 +24,10 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
@@ -32,3 +35,5 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal",
            "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "StudentT",
            "Uniform", "constraints", "kl_divergence", "register_kl"]
+__all__ += ["ExpRelaxedCategorical", "LogitRelaxedBernoulli", "RelaxedBernoulli",
+            "RelaxedOneHotCategorical", "TransformedDistribution", "transforms"]
