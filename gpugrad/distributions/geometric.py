@@ -11,7 +11,6 @@ from .utils import (
     BinaryParams,
     broadcast_all,
     finfo,
-    is_number,
     standard_uniform,
 )
 
@@ -24,16 +23,7 @@ class Geometric(BinaryParams, Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = is_number(probs)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = is_number(logits)
-            (self.logits,) = broadcast_all(logits)
-        param = self.probs if probs is not None else self.logits
-        batch_shape = Size() if is_scalar else param.shape
+        batch_shape = self._set_param(probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
         if self._validate_args and probs is not None:
             valid = self.probs > 0   # beyond unit_interval: p = 0 never succeeds
@@ -46,10 +36,7 @@ class Geometric(BinaryParams, Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Geometric, _instance)
         batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
+        self._expand_param(new, batch_shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -133,7 +133,25 @@ def erfinv(y: Tensor) -> Tensor:
 
 class BinaryParams:
     """``probs`` and ``logits`` of a binary event, each derived from the other on first use
-    (Bernoulli, Binomial, Geometric are given one of them)."""
+    (Bernoulli, Binomial, Geometric and the relaxed Bernoulli are given one of them)."""
+
+    def _set_param(self, probs, logits):
+        """Keep the one of ``probs``/``logits`` given (as ``_param`` too); its batch shape."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        (param,) = broadcast_all(value)
+        setattr(self, name, param)
+        self._param = param
+        from ..tensor import Size
+        return Size() if is_number(value) else param.shape
+
+    def _expand_param(self, new, batch_shape):
+        """Give ``new`` this distribution's parameter, expanded to ``batch_shape``."""
+        for name in ("probs", "logits"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(batch_shape))
+                new._param = getattr(new, name)
 
     @lazy_property
     def logits(self):
