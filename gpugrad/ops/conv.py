@@ -108,8 +108,7 @@ class ConvolutionBackward0(Op):
 
     def backward(self, F, gy, x, w):
         if not F.fast:
-            raise NotImplementedError("double backward through a convolution is not supported "
-                                      "by gpugrad (create_graph=True over conv1d/conv2d)")
+            return self._graph_backward(gy, x, w)
         xp = F.xp
         if self.one_d:
             gy, x, w = gy[:, :, None, :], x[:, :, None, :], w[:, :, None, :]
@@ -137,6 +136,57 @@ class ConvolutionBackward0(Op):
             gx = None if gx is None else gx[:, :, 0, :]
             gw = None if gw is None else gw[:, :, 0, :]
         return gx, gw, gb
+
+    def _graph_backward(self, gy, x, w):
+        """The same gradients as convolutions of tensors (create_graph=True), so they are
+        differentiable again to any order: a convolution's input gradient is the transposed
+        convolution of gy, its weight gradient a convolution of the input by gy with batch and
+        channels swapped (stride and dilation trading places), and the transposed
+        convolution's gradients are the same two maps with the roles of gy and x exchanged."""
+        from .reduce import sum as _sum
+        from .shape import squeeze, unsqueeze
+        if self.one_d:
+            gy, x, w = (None if t is None else unsqueeze(t, 2) for t in (gy, x, w))
+        need, shape = self.needs_input_grad, self.in_shape
+        s, p, d, g = self.stride, self.padding, self.dilation, self.groups
+        gx = gw = gb = None
+        if self.transposed:
+            if need[0]:
+                gx = ConvolutionBackward0.apply(gy, w, None, stride=s, padding=p, dilation=d,
+                                                groups=g)[:, :, :shape[2], :shape[3]]
+            if need[1]:
+                gw = _weight_grad(x, gy, p, s, d, g, self.kernel)
+        else:
+            if need[0]:
+                oh = gy.shape[2:]
+                op = tuple(n + 2 * pp - ((o - 1) * ss + dd * (k - 1) + 1) for n, pp, o, ss, dd, k
+                           in zip(shape[2:], p, oh, s, d, self.kernel))
+                gx = ConvolutionBackward0.apply(gy, w, None, stride=s, padding=p, dilation=d,
+                                                groups=g, transposed=True, output_padding=op)
+            if need[1]:
+                gw = _weight_grad(gy, x, p, s, d, g, self.kernel)
+        if need[2]:
+            gb = _sum(gy, (0, 2, 3))
+        if self.one_d:
+            gx = None if gx is None else squeeze(gx, 2)
+            gw = None if gw is None else squeeze(gw, 2)
+        return gx, gw, gb
+
+
+def _weight_grad(gy, x, padding, stride, dilation, groups, kernel):
+    """sum_{n, i, j} gy[n, o, i, j] xpad[n, c, s i + d a, s j + d b] as a tensor of shape
+    (O, C / groups, kh, kw): per group, the convolution of x (channels as batch) by gy (batch
+    as channels) with stride d and dilation s, cut to the kernel's size."""
+    from .shape import cat, transpose
+    o, c = gy.shape[1] // groups, x.shape[1] // groups
+    parts = []
+    for k in range(groups):
+        xt = transpose(x[:, k * c:(k + 1) * c], 0, 1)
+        gt = transpose(gy[:, k * o:(k + 1) * o], 0, 1)
+        r = ConvolutionBackward0.apply(xt, gt, None, stride=dilation, padding=padding,
+                                       dilation=stride)[:, :, :kernel[0], :kernel[1]]
+        parts.append(transpose(r, 0, 1))
+    return parts[0] if groups == 1 else cat(parts, 0)
 
 
 class ConstantPadNdBackward0(Op):

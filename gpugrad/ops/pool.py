@@ -42,8 +42,9 @@ def _pad_to(xp, x, padding, full, value):
 class MaxPool2DWithIndicesBackward0(Op):
     """y = the max of each kernel window (padding counts as -inf), indices = its position in
     the flattened (H, W) input; the gradient goes to the first maximum of each window"""
-    __slots__ = ("shape", "full", "stride", "padding", "dilation", "arg", "kernel", "unbatched")
-    temps = ("arg",)
+    __slots__ = ("shape", "full", "stride", "padding", "dilation", "arg", "kernel", "unbatched",
+                 "index")
+    temps = ("arg", "index")
 
     def forward(self, xp, x, kernel=(2, 2), stride=(2, 2), padding=(0, 0), dilation=(1, 1),
                 ceil_mode=False):
@@ -64,13 +65,17 @@ class MaxPool2DWithIndicesBackward0(Op):
         ai, aj = arg // kernel[1], arg % kernel[1]
         rows = xp.arange(oh).reshape(-1, 1) * sh - ph + ai * dh
         cols = xp.arange(ow) * sw - pw + aj * dw
-        index = (rows * x.shape[3] + cols).astype(xp.int64)
+        index = self.index = (rows * x.shape[3] + cols).astype(xp.int64)
         return xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0], index
 
     def backward(self, F, grads):
-        if not F.fast:
-            raise NotImplementedError("double backward through max_pool2d is not supported by "
-                                      "gpugrad")
+        if not F.fast:   # a scatter by the indices: linear in gy, differentiable in it
+            n, c, h, w = self.shape
+            xp = _backend.xp_of(self.index)
+            flat = (xp.arange(n * c).reshape(-1, 1) * (h * w)
+                    + self.index.reshape(n * c, -1)).reshape(-1)
+            g = F.index_add((n * c * h * w,), (flat,), F.reshape(grads[0], (-1,)))
+            return F.reshape(g, self.shape[1:] if self.unbatched else self.shape)
         xp, gy = F.xp, grads[0]
         if self.unbatched:
             gy = gy[None]
@@ -87,10 +92,12 @@ MaxPool2DWithIndicesBackward0.n_outputs = 2
 class AvgPool2DBackward0(Op):
     """y = the sum of each kernel window / its divisor: the window's size clipped to the padded
     input (count_include_pad) or to the input, or divisor_override"""
-    __slots__ = ("shape", "full", "kernel", "stride", "padding", "divisor", "unbatched")
+    __slots__ = ("shape", "full", "kernel", "stride", "padding", "divisor", "unbatched", "args")
 
     def forward(self, xp, x, kernel=(2, 2), stride=(2, 2), padding=(0, 0), ceil_mode=False,
                 count_include_pad=True, divisor_override=None):
+        self.args = dict(kernel=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
+                         count_include_pad=count_include_pad, divisor_override=divisor_override)
         if x.ndim == 3:
             y = self.forward(xp, x[None], kernel, stride, padding, ceil_mode, count_include_pad,
                              divisor_override)
@@ -115,13 +122,31 @@ class AvgPool2DBackward0(Op):
 
     def backward(self, F, gy):
         if not F.fast:
-            raise NotImplementedError("double backward through avg_pool2d is not supported by "
-                                      "gpugrad")
-        xp = F.xp
+            return AvgPool2DBackwardBackward0.apply(gy, pool=self)
+        return self.scatter(F.xp, gy)
+
+    def scatter(self, xp, gy):
+        """The adjoint of the pooling applied to ``gy``: each window's share back in place."""
         gy = gy[None] if self.unbatched else gy
         shares = xp.broadcast_to((gy / self.divisor)[..., None, None], gy.shape + self.kernel)
         g = _scatter_windows(xp, shares, self.full, self.stride)
         return _cut(g, self.padding, self.shape, self.unbatched)
+
+
+class AvgPool2DBackwardBackward0(Op):
+    """gx = avg_pool2d's adjoint applied to gy (its backward under create_graph=True); being
+    linear, its own gradient is the average pooling again"""
+    __slots__ = ("pool",)
+
+    def forward(self, xp, gy, pool=None):
+        self.pool = pool
+        return pool.scatter(xp, gy)
+
+    def backward(self, F, u):
+        if F.fast:
+            return AvgPool2DBackward0.__new__(AvgPool2DBackward0).forward(F.xp, u,
+                                                                          **self.pool.args)
+        return AvgPool2DBackward0.apply(u, **self.pool.args)
 
 
 class AdaptiveMaxPool2DBackward0(Op):
@@ -472,5 +497,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                        mode=mode, padding_idx=padding_idx)
 
 
-OPS = [MaxPool2DWithIndicesBackward0, AvgPool2DBackward0, AdaptiveMaxPool2DBackward0,
+OPS = [MaxPool2DWithIndicesBackward0, AvgPool2DBackward0, AvgPool2DBackwardBackward0,
+       AdaptiveMaxPool2DBackward0,
        EmbeddingBagBackward0]
