@@ -99,6 +99,23 @@ def _pool_ref(x, reduce_, k, s, p, fill):
                       for c in range(x.shape[1])] for n in range(x.shape[0])])
 
 
+def _avg_pool_grad(x):
+    """avg_pool2d's gradient, made differentiable: AvgPool2DBackwardBackward0 spreads it."""
+    g, = gpugrad.autograd.grad((gpugrad.nn.functional.avg_pool2d(x, 2) ** 2).sum(), x,
+                               create_graph=True)
+    return g
+
+
+def _avg_pool_grad_ref(x):
+    # d/dx sum(mean(window)^2) = 2 mean(window) / 4 on each element of a (disjoint) window;
+    # rows and columns past the last whole window get nothing
+    m = _pool_ref(x, np.mean, 2, 2, 0, 0.0)
+    g = np.zeros_like(x)
+    oh, ow = m.shape[2:]
+    g[:, :, :2 * oh, :2 * ow] = np.kron(m, np.ones((2, 2))) / 2
+    return g
+
+
 def _where(x, y):
     return gpugrad.where(_const(COND, x), x, y)
 
@@ -496,22 +513,49 @@ OP_DB = [
     OpEntry("median_dim", lambda x: gpugrad.median(x, 1)[0],
             lambda x: np.sort(x, 1)[:, (x.shape[1] - 1) // 2], (((3, 4),),),
             ("MedianBackward1",)),
-    # convolution (no double backward: create_graph over it raises NotImplementedError)
+    # convolution
     OpEntry("conv2d", lambda x, w, b: gpugrad.nn.functional.conv2d(x, w, b, 2, 1),
             lambda x, w, b: _conv2d_ref(x, w, b, 2, 1), (((2, 2, 5, 4), (3, 2, 3, 2), (3,)),),
-            ("ConvolutionBackward0",), double_backward=False),
+            ("ConvolutionBackward0",)),
     OpEntry("conv1d", lambda x, w: gpugrad.nn.functional.conv1d(x, w, padding=1),
             lambda x, w: _conv2d_ref(x[:, :, None], w[:, :, None], None, 1, (0, 1))[:, :, 0],
-            (((2, 2, 5), (3, 2, 3)),), ("ConvolutionBackward0",), double_backward=False),
+            (((2, 2, 5), (3, 2, 3)),), ("ConvolutionBackward0",)),
     OpEntry("pad", lambda x: gpugrad.nn.functional.pad(x, (1, -1, 2, 0), value=0.5),
             lambda x: np.pad(x, ((2, 0), (1, 0)), constant_values=0.5)[:, :-1], ROWS,
             ("ConstantPadNdBackward0",)),
+    OpEntry("pad_reflect", lambda x: gpugrad.nn.functional.pad(x, (2, 1, 1, 2), mode="reflect"),
+            lambda x: np.pad(x, ((0, 0), (1, 2), (2, 1)), mode="reflect"), (((2, 4, 3),),),
+            ("ReflectionPad2DBackward0",)),
+    OpEntry("pad_replicate", lambda x: gpugrad.nn.functional.pad(x, (3, -1), mode="replicate"),
+            lambda x: np.pad(x, ((0, 0), (3, 0)), mode="edge")[:, :-1], ROWS,
+            ("ReplicationPad1DBackward0",)),
+    OpEntry("pad_reflect_1d", lambda x: gpugrad.nn.functional.pad(x, (2, 2), mode="reflect"),
+            lambda x: np.pad(x, ((0, 0), (2, 2)), mode="reflect"), ROWS,
+            ("ReflectionPad1DBackward0",)),
+    OpEntry("pad_reflect_3d", lambda x: gpugrad.nn.functional.pad(x, (1, 0, 0, 1, 1, 1),
+                                                                  mode="reflect"),
+            lambda x: np.pad(x, ((0, 0), (1, 1), (0, 1), (1, 0)), mode="reflect"),
+            (((2, 3, 2, 3),),), ("ReflectionPad3DBackward0",)),
+    OpEntry("pad_replicate_2d", lambda x: gpugrad.nn.functional.pad(x, (0, 2, 1, 1),
+                                                                    mode="replicate"),
+            lambda x: np.pad(x, ((0, 0), (1, 1), (0, 2)), mode="edge"), (((2, 3, 3),),),
+            ("ReplicationPad2DBackward0",)),
+    OpEntry("pad_replicate_3d", lambda x: gpugrad.nn.functional.pad(x, (1, 1, 2, 0, 0, 1),
+                                                                    mode="replicate"),
+            lambda x: np.pad(x, ((0, 0), (0, 0), (0, 1), (2, 0), (1, 1)), mode="edge"),
+            (((1, 2, 2, 2, 3),),), ("ReplicationPad3DBackward0",)),
+    OpEntry("pad_circular", lambda x: gpugrad.nn.functional.pad(x, (1, 2, 0, 1, 2, 0),
+                                                                mode="circular"),
+            lambda x: np.pad(x, ((0, 0), (2, 0), (0, 1), (1, 2)), mode="wrap"),
+            (((1, 2, 3, 4),),), ("CircularPadBackward0",)),
     OpEntry("max_pool2d", lambda x: gpugrad.nn.functional.max_pool2d(x, 3, 2, 1),
             lambda x: _pool_ref(x, np.max, 3, 2, 1, -np.inf), (((2, 2, 5, 4),),),
-            ("MaxPool2DWithIndicesBackward0",), double_backward=False),
+            ("MaxPool2DWithIndicesBackward0",)),
     OpEntry("avg_pool2d", lambda x: gpugrad.nn.functional.avg_pool2d(x, 2),
             lambda x: _pool_ref(x, np.mean, 2, 2, 0, 0.0), (((2, 2, 5, 4),),),
-            ("AvgPool2DBackward0",), double_backward=False),
+            ("AvgPool2DBackward0",)),
+    OpEntry("avg_pool2d_grad", _avg_pool_grad, _avg_pool_grad_ref, (((2, 2, 5, 4),),),
+            ("AvgPool2DBackwardBackward0", "AvgPool2DBackward0")),
     # normalisation
     OpEntry("layer_norm", lambda x, w, b: gpugrad.nn.functional.layer_norm(x, (4,), w, b),
             lambda x, w, b: _layer_norm_ref(x, 1) * w + b,
@@ -1087,38 +1131,37 @@ OP_DB += [
     OpEntry("conv_transpose2d",
             lambda x, w, b: _FN.conv_transpose2d(x, w, b, 2, 1, 1, groups=2, dilation=(1, 2)),
             lambda x, w, b: _conv_transpose_ref(x, w, b, 2, 1, 1, 2, (1, 2)),
-            (((2, 4, 3, 3), (4, 2, 3, 2), (4,)),), *_CONV_T, double_backward=False),
+            (((2, 4, 3, 3), (4, 2, 3, 2), (4,)),), *_CONV_T),
     OpEntry("conv_transpose2d_no_bias",
             lambda x, w: _FN.conv_transpose2d(x, w, stride=(1, 3), padding=(1, 0),
                                               output_padding=(0, 2)),
             lambda x, w: _conv_transpose_ref(x, w, None, (1, 3), (1, 0), (0, 2)),
-            (((1, 2, 3, 2), (2, 3, 3, 3)),), *_CONV_T, double_backward=False),
+            (((1, 2, 3, 2), (2, 3, 3, 3)),), *_CONV_T),
     OpEntry("conv_transpose1d",
             lambda x, w, b: _FN.conv_transpose1d(x, w, b, stride=3, padding=1, output_padding=2),
             lambda x, w, b: _conv_transpose_ref(x[:, :, None], w[:, :, None], b, (1, 3), (0, 1),
                                                 (0, 2))[:, :, 0],
-            (((2, 3, 4), (3, 2, 3), (2,)),), *_CONV_T, double_backward=False),
+            (((2, 3, 4), (3, 2, 3), (2,)),), *_CONV_T),
     OpEntry("conv2d_dilated", lambda x, w: _FN.conv2d(x, w, None, (2, 1), 1, (1, 2)),
             lambda x, w: _conv_dilated_ref(x, w, (2, 1), (1, 1), (1, 2)),
-            (((2, 2, 5, 6), (3, 2, 3, 2)),), *_CONV_T, double_backward=False),
+            (((2, 2, 5, 6), (3, 2, 3, 2)),), *_CONV_T),
     OpEntry("max_pool2d_ceil_dilation",
             lambda x: _FN.max_pool2d(x, (3, 2), (2, 3), 1, (1, 2), ceil_mode=True),
             lambda x: _window_ref(x, np.max, (3, 2), (2, 3), (1, 1), (1, 2), ceil=True),
-            (((2, 2, 6, 7),),), ("MaxPool2DWithIndicesBackward0",), double_backward=False),
+            (((2, 2, 6, 7),),), ("MaxPool2DWithIndicesBackward0",)),
     OpEntry("max_pool1d", lambda x: _FN.max_pool1d(x, 3, 2, 1, ceil_mode=True),
             lambda x: _window_ref(x[:, :, None], np.max, (1, 3), (1, 2), (0, 1), ceil=True)[
                 :, :, 0], (((2, 3, 8),),),
-            ("MaxPool2DWithIndicesBackward0", "UnsqueezeBackward0", "SqueezeBackward1"),
-            double_backward=False),
+            ("MaxPool2DWithIndicesBackward0", "UnsqueezeBackward0", "SqueezeBackward1")),
     OpEntry("avg_pool2d_ceil_exclude_pad",
             lambda x: _FN.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
             lambda x: _window_ref(x, np.sum, (3, 3), (2, 2), (1, 1), ceil=True, fill=0.0,
                                   divisor=_avg_divisor(6, 5, (1, 1), False)),
-            (((2, 2, 6, 5),),), ("AvgPool2DBackward0",), double_backward=False),
+            (((2, 2, 6, 5),),), ("AvgPool2DBackward0",)),
     OpEntry("avg_pool1d", lambda x: _FN.avg_pool1d(x, 4, 3, 1, ceil_mode=True),
             lambda x: _window_ref(x[:, :, None], np.sum, (1, 4), (1, 3), (0, 1), ceil=True,
                                   fill=0.0, divisor=_avg_divisor(1, 9, (0, 1), True))[:, :, 0],
-            (((2, 3, 9),),), ("AvgPool2DBackward0", "SqueezeBackward1"), double_backward=False),
+            (((2, 3, 9),),), ("AvgPool2DBackward0", "SqueezeBackward1")),
     OpEntry("adaptive_max_pool2d", lambda x: _FN.adaptive_max_pool2d(x, (3, 2)),
             lambda x: _adaptive_max_ref(x, 3, 2), (((2, 2, 5, 7),), ((3, 4, 3),)),
             ("AdaptiveMaxPool2DBackward0",)),

@@ -8,8 +8,8 @@ import warnings
 
 from .. import _creation
 from ..ops import reduce, select, shape
-from ..ops.conv import pad
 from ..ops.linalg import linear, matmul
+from ..ops.padding import pad
 from ..tensor import scalar_name
 from . import init
 from .module import Module

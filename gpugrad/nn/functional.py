@@ -5,7 +5,7 @@ import warnings
 
 from .._creation import rand, zeros
 from ..ops import activation, pointwise, reduce
-from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, pad
+from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from ..ops.linalg import linear
 from ..ops.loss import (
     binary_cross_entropy,
@@ -18,6 +18,7 @@ from ..ops.loss import (
     smooth_l1_loss,
 )
 from ..ops.norm import batch_norm, layer_norm
+from ..ops.padding import pad
 from ..ops.pool import (
     adaptive_max_pool1d,
     adaptive_max_pool2d,

@@ -60,8 +60,9 @@ class _ConvNd(Module):
         super().__init__()
         n = self._dims
         as_tuple = lambda v: (v,) * n if isinstance(v, int) else tuple(v)   # noqa: E731
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"padding_mode={padding_mode!r}: gpugrad pads with zeros")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {{'zeros', 'replicate', 'reflect', "
+                             f"'circular'}}, but got padding_mode='{padding_mode}'")
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
         if in_channels % groups != 0:
@@ -88,19 +89,44 @@ class _ConvNd(Module):
 
     def forward(self, input):
         conv = F.conv1d if self._dims == 1 else F.conv2d
+        if self.padding_mode != "zeros":   # pad first (PyTorch's order of pairs), then convolve
+            input = F.pad(input, self._reversed_padding_repeated_twice(), _PADDING_MODES[
+                self.padding_mode])
+            return conv(input, self.weight, self.bias, self.stride, 0, self.dilation,
+                        self.groups)
         return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                     self.groups)
+
+    def _reversed_padding_repeated_twice(self):
+        """F.pad's pairs, last dimension first ('same': the odd pixel goes after)."""
+        pairs = []
+        for d, k, p in zip(self.dilation, self.kernel_size, (
+                (None,) * self._dims if isinstance(self.padding, str) else self.padding)):
+            if self.padding == "same":
+                total = d * (k - 1)
+                pairs.append((total // 2, total - total // 2))
+            else:
+                pairs.append((0, 0) if self.padding == "valid" else (p, p))
+        return tuple(v for pair in reversed(pairs) for v in pair)
 
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
              f"stride={self.stride}")
-        if self.padding not in ((0,) * self._dims, "valid"):
+        if self.padding != (0,) * self._dims:
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._dims:
             s += f", dilation={self.dilation}"
         if self.groups != 1:
             s += f", groups={self.groups}"
-        return s + (", bias=False" if self.bias is None else "")
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+_PADDING_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "replicate",
+                  "circular": "circular"}
 
 
 class Conv1d(_ConvNd):

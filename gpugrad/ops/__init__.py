@@ -11,6 +11,7 @@ from . import (
     methods_more,
     misc,
     norm,
+    padding,
     pointwise,
     pool,
     reduce,
@@ -24,7 +25,7 @@ from . import (
 
 REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
-                      select, extra, conv, scatter, matrix, misc, pool,
+                      select, extra, conv, padding, scatter, matrix, misc, pool,
                       resize, special, methods_more)
             for cls in m.OPS}
 

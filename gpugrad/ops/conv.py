@@ -1,9 +1,9 @@
 """Convolutions (PyTorch's cross-correlation) and transposed convolutions over 1 or 2 spatial
-dimensions, and constant padding. A convolution is one op over the input's sliding windows (a
+dimensions. A convolution is one op over the input's sliding windows (a
 strided view: im2col without the copy); adding each window offset's share back with one strided
 slice per offset (col2im) gives its input gradient, and the transposed convolution's forward.
 1-D convolutions run as 2-D ones of height 1. The pooling ops (pool.py) and unfold / fold
-(resize.py) use the same window helpers.
+(resize.py) use the same window helpers; padding lives in padding.py.
 """
 from __future__ import annotations
 
@@ -189,48 +189,6 @@ def _weight_grad(gy, x, padding, stride, dilation, groups, kernel):
     return parts[0] if groups == 1 else cat(parts, 0)
 
 
-class ConstantPadNdBackward0(Op):
-    """y = x with ``value`` added around it (pad pairs from the last dimension backwards; a
-    negative pad crops)"""
-    __slots__ = ("inner",)
-
-    def forward(self, xp, x, pad=(), value=0.0):
-        lead = x.ndim - len(pad) // 2
-        pairs = [(0, 0)] * lead + [(pad[2 * i], pad[2 * i + 1])
-                                   for i in reversed(range(len(pad) // 2))]
-        grow = [(max(a, 0), max(b, 0)) for a, b in pairs]   # added before / after
-        cut = [(max(-a, 0), max(-b, 0)) for a, b in pairs]   # cropped before / after
-        y = xp.pad(x, grow, constant_values=value) if grow else x
-        y = y[tuple(slice(c0, y.shape[d] - c1) for d, (c0, c1) in enumerate(cut))]
-        # the part of x that survives, and where it sits in y (for the backward)
-        in_x = tuple(slice(c0, n - c1) for n, (c0, c1) in zip(x.shape, cut))
-        in_y = tuple(slice(g0, g0 + n - c0 - c1) for n, (g0, _), (c0, c1) in
-                     zip(x.shape, grow, cut))
-        self.inner = (in_y, in_x, x.shape)
-        return y.copy()   # a new array (never x itself), C-ordered, 0-d kept 0-d
-
-    def backward(self, F, gy):
-        in_y, in_x, shape = self.inner
-        g = gy[in_y]
-        if all(sl == slice(0, n) for sl, n in zip(in_x, shape)):
-            return g
-        return F.index_add(shape, in_x, g)   # cropped entries get no gradient
-
-
-def pad(input, pad, mode="constant", value=None):
-    pad = tuple(int(p) for p in pad)
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) > 2 * input.ndim:
-        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
-                           f"dimension but got padding length {len(pad)} and input of "
-                           f"dimension {input.ndim}")
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode={mode!r} is not supported by gpugrad (constant "
-                                  "only)")
-    return ConstantPadNdBackward0.apply(input, pad=pad, value=0.0 if value is None else value)
-
-
 def _pair(v, n, name):
     v = (v,) * n if isinstance(v, int) else tuple(v)
     if len(v) != n or any(not isinstance(k, int) for k in v):
@@ -289,11 +247,16 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
     if padding == "valid":
         padding = 0
     elif padding == "same":
-        if any(d * (k - 1) % 2 for d, k in zip(dilation, kernel)) or \
-                _pair(stride, dims, "stride") != (1,) * dims:
-            raise NotImplementedError(f"{name}: padding='same' is supported for stride 1 and "
-                                      "an even total padding (odd kernel sizes)")
-        padding = tuple(d * (k - 1) // 2 for d, k in zip(dilation, kernel))
+        if _pair(stride, dims, "stride") != (1,) * dims:
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        if any(t % 2 for t in total):   # the odd pixel goes after, padded here
+            from .padding import pad
+            extra = [0 if t % 2 == 0 else 1 for t in reversed(total)]
+            input = pad(input, tuple(v for e in extra for v in (0, e)))
+        padding = tuple(t // 2 for t in total)
+    elif isinstance(padding, str):
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
     stride, padding = _pair(stride, dims, "stride"), _pair(padding, dims, "padding")
     one_d = dims == 1
     _check_params(_dims2(stride, one_d, 1), _dims2(padding, one_d, 0),
@@ -386,4 +349,4 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation, 2)
 
 
-OPS = [ConvolutionBackward0, ConstantPadNdBackward0]
+OPS = [ConvolutionBackward0]
