@@ -291,19 +291,6 @@ def test_rsample_is_reparameterised(device):
     close(s.grad, (to_numpy(x) / to_numpy(s)).sum(0), rtol=1e-12)
 
 
-@pytest.mark.parametrize("make", [lambda: D.Gamma(1.0, 1.0), lambda: D.Chi2(2.0),
-                                  lambda: D.Beta(1.0, 2.0), lambda: D.StudentT(3.0),
-                                  lambda: D.Dirichlet(gpugrad.ones(3))])
-def test_no_reparameterised_gradient_is_claimed(make):
-    """Gamma-based draws carry no exact pathwise gradient here: rsample is not offered."""
-    d = make()
-    assert not d.has_rsample
-    with pytest.raises(NotImplementedError):
-        d.rsample()
-    a = grad_tensor([2.0])
-    assert not D.Gamma(a, 1.0).sample((3,)).requires_grad
-
-
 # -- sampling -----------------------------------------------------------------------------------
 def _moments(d, n):
     s = to_numpy(d.sample((n,)))

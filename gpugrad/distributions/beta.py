@@ -6,7 +6,7 @@ import gpugrad
 from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .gamma import standard_gamma
+from .gamma import standard_gamma_rsample
 from .utils import broadcast_all, is_number
 
 __all__ = ["Beta"]
@@ -15,11 +15,11 @@ __all__ = ["Beta"]
 class Beta(Distribution):
     """Beta(a = concentration1, b = concentration0):
     log p(x) = (a - 1) log x + (b - 1) log(1 - x) - lgamma(a) - lgamma(b) + lgamma(a + b).
-    ``has_rsample`` is False: draws carry no reparameterised gradient (use ``sample``)."""
+    ``rsample`` goes through two Gamma draws, each reparameterised implicitly."""
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
     support = constraints.unit_interval
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
@@ -53,13 +53,12 @@ class Beta(Distribution):
         total = self.concentration1 + self.concentration0
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         """x = g_a / (g_a + g_b), g ~ Gamma(., 1)"""
         shape = self._extended_shape(sample_shape)
-        with gpugrad.no_grad():
-            ga = standard_gamma(self.concentration1.detach().expand(shape))
-            gb = standard_gamma(self.concentration0.detach().expand(shape))
-            return ga / (ga + gb)
+        ga = standard_gamma_rsample(self.concentration1.expand(shape))
+        gb = standard_gamma_rsample(self.concentration0.expand(shape))
+        return ga / (ga + gb)
 
     def log_prob(self, value):
         if self._validate_args:

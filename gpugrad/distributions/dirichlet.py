@@ -6,7 +6,7 @@ import gpugrad
 from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .gamma import standard_gamma
+from .gamma import standard_gamma_rsample
 
 __all__ = ["Dirichlet"]
 
@@ -19,10 +19,10 @@ def _argmax_one_hot(x):
 
 class Dirichlet(Distribution):
     """Dir(a): log p(x) = sum (a_k - 1) log x_k + lgamma(sum a_k) - sum lgamma(a_k).
-    ``has_rsample`` is False: draws carry no reparameterised gradient (use ``sample``)."""
+    ``rsample`` normalises Gamma draws, each reparameterised implicitly."""
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration, validate_args=None):
         if concentration.dim() < 1:
@@ -39,12 +39,11 @@ class Dirichlet(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         """x = g / sum g, g_k ~ Gamma(a_k, 1)"""
         shape = self._extended_shape(sample_shape)
-        with gpugrad.no_grad():
-            g = standard_gamma(self.concentration.detach().expand(shape))
-            return g / g.sum(-1, keepdim=True)
+        g = standard_gamma_rsample(self.concentration.expand(shape))
+        return g / g.sum(-1, keepdim=True)
 
     def log_prob(self, value):
         if self._validate_args:

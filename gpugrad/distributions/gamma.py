@@ -1,10 +1,13 @@
-"""Gamma and Chi2 distributions, with Marsaglia-Tsang draws built from gpugrad's generator."""
+"""Gamma and Chi2 distributions, with Marsaglia-Tsang draws built from gpugrad's generator and
+implicitly reparameterised gradients (``rsample``)."""
 from __future__ import annotations
 
 import gpugrad
 
+from ..ops._op import Op
 from ..tensor import Size
 from . import constraints
+from ._gamma_grad import standard_gamma_grad
 from .distribution import Distribution
 from .utils import broadcast_all, finfo, is_number, standard_normal, standard_uniform
 
@@ -38,12 +41,37 @@ def standard_gamma(alpha):
         return out.clamp(min=float(finfo(dtype).tiny))
 
 
+class StandardGammaBackward0(Op):
+    """y = a Gamma(a, 1) draw (made outside the graph, passed in); dy/da = the implicit
+    reparameterisation gradient at y's quantile (see _gamma_grad.py)"""
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+
+    def forward(self, xp, a, draw=None):
+        return draw.copy()
+
+    def backward(self, F, gy, a, y):
+        if not F.fast:
+            raise NotImplementedError("double backward through a Gamma draw (rsample of Gamma, "
+                                      "Chi2, Beta, Dirichlet or StudentT) is not supported by "
+                                      "gpugrad")
+        return gy * standard_gamma_grad(F.xp, a, y)
+
+
+def standard_gamma_rsample(alpha):
+    """Gamma(alpha, 1) draws that carry d draw / d alpha (implicit reparameterisation)."""
+    draw = standard_gamma(alpha)
+    return StandardGammaBackward0.apply(alpha, draw=draw._data)
+
+
 class Gamma(Distribution):
     """Gamma(concentration a, rate b): log p(x) = a log b + (a - 1) log x - b x - lgamma(a).
-    ``has_rsample`` is False: draws carry no reparameterised gradient (use ``sample``)."""
+    ``rsample`` differentiates a draw in a implicitly: at fixed quantile u = P(a, x),
+    dx/da = -(dP/da) / p(x)."""
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -72,12 +100,11 @@ class Gamma(Distribution):
     def variance(self):
         return self.concentration / self.rate.pow(2)
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         """x = g / rate, g ~ Gamma(concentration, 1)"""
         shape = self._extended_shape(sample_shape)
-        with gpugrad.no_grad():
-            g = standard_gamma(self.concentration.detach().expand(shape))
-            return (g / self.rate.detach().expand(shape)).clamp(min=float(finfo(g.dtype).tiny))
+        g = standard_gamma_rsample(self.concentration.expand(shape))
+        return (g / self.rate.expand(shape)).clamp(min=float(finfo(g.dtype).tiny))
 
     def log_prob(self, value):
         if self._validate_args:

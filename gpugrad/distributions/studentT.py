@@ -8,7 +8,7 @@ import gpugrad
 from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .gamma import standard_gamma
+from .gamma import standard_gamma_rsample
 from .utils import broadcast_all, standard_normal
 
 __all__ = ["StudentT"]
@@ -17,11 +17,11 @@ __all__ = ["StudentT"]
 class StudentT(Distribution):
     """StudentT(df, loc, scale): log p(x) = -(df + 1) / 2 log(1 + y^2 / df) - log scale
     - log(df pi) / 2 - lgamma(df / 2) + lgamma((df + 1) / 2), y = (x - loc) / scale.
-    ``has_rsample`` is False: draws carry no reparameterised gradient (use ``sample``)."""
+    ``rsample`` is differentiable in loc, scale and (through the Chi2 draw) df."""
     arg_constraints = {"df": constraints.positive, "loc": constraints.real,
                        "scale": constraints.positive}
     support = constraints.real
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
@@ -53,14 +53,13 @@ class StudentT(Distribution):
         var = gpugrad.where(self.df <= 2, math.inf, var)
         return gpugrad.where(self.df <= 1, math.nan, var)
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         """x = loc + scale z sqrt(df / c), z ~ N(0, 1), c ~ Chi2(df) = 2 Gamma(df / 2, 1)"""
         shape = self._extended_shape(sample_shape)
-        with gpugrad.no_grad():
-            df = self.df.detach().expand(shape)
-            z = standard_normal(shape, df.dtype, df.device)
-            chi2 = 2 * standard_gamma(0.5 * df)
-            return self.loc.detach() + self.scale.detach() * z * (df / chi2).sqrt()
+        df = self.df.expand(shape)
+        z = standard_normal(shape, df.dtype, df.device)
+        chi2 = 2 * standard_gamma_rsample(0.5 * df)
+        return self.loc + self.scale * z * (df / chi2).sqrt()
 
     def log_prob(self, value):
         if self._validate_args:
