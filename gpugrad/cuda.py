@@ -120,3 +120,15 @@ def empty_cache() -> None:
     """Give cached, unused GPU blocks back to the driver."""
     if is_available():
         _cp().get_default_memory_pool().free_all_blocks()
+
+
+def _amp_module():
+    """``gpugrad.cuda.amp`` (also importable as a module, as ``torch.cuda.amp`` is)."""
+    import sys
+
+    from .amp import cuda_amp
+    sys.modules[__name__ + ".amp"] = cuda_amp
+    return cuda_amp
+
+
+amp = _amp_module()

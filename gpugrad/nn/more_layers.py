@@ -9,6 +9,8 @@ import warnings
 import numpy as np
 
 from .. import _creation
+from ..amp._state import state as _amp
+from ..amp._state import upper as _upper
 from ..autograd.grad_mode import no_grad
 from ..ops import activation, pointwise, reduce, select
 from ..ops._op import broadcast_error
@@ -36,6 +38,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise each group of ``C / num_groups`` channels (with everything after dim 1) of
     each sample, then scale and shift per channel."""
+    if _amp.active:
+        input, weight, bias = _upper(input, weight, bias)
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")

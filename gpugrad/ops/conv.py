@@ -7,6 +7,8 @@ slice per offset (col2im) gives its input gradient, and the transposed convoluti
 """
 from __future__ import annotations
 
+from ..amp._state import lower as _lower
+from ..amp._state import state as _amp
 from ._op import Op
 
 
@@ -236,6 +238,8 @@ def _check_groups(weight, groups):
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
+    if _amp.active:
+        input, weight, bias = _lower(input, weight, bias)
     name = f"conv{dims}d"
     _check_input(input, weight, dims, name)
     dilation = _pair(dilation, dims, "dilation")
@@ -293,6 +297,8 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
                     dims):
+    if _amp.active:
+        input, weight, bias = _lower(input, weight, bias)
     name = f"conv_transpose{dims}d"
     _check_input(input, weight, dims, name)
     if input.ndim == dims + 1:

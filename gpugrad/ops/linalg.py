@@ -1,6 +1,8 @@
 """Matrix products: dot, mv, mm, batched/broadcast matmul, addmm (nn.Linear)."""
 from __future__ import annotations
 
+from ..amp._state import lower as _lower
+from ..amp._state import state as _amp
 from ._op import Op
 
 
@@ -147,6 +149,8 @@ class AddmmBackward0(Op):
 
 
 def matmul(input, other):
+    if _amp.active:
+        input, other = _lower(input, other)
     from .shape import squeeze, unsqueeze
     a, b = input.ndim, other.ndim
     if a == 0 or b == 0:
@@ -177,26 +181,36 @@ def _fold_batch(input, matrix_op, cols):
 
 
 def mm(input, mat2):
+    if _amp.active:
+        input, mat2 = _lower(input, mat2)
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError("self must be a matrix" if input.ndim != 2 else "mat2 must be a matrix")
     return MmBackward0.apply(input, mat2)
 
 
 def mv(input, vec):
+    if _amp.active:
+        input, vec = _lower(input, vec)
     return MvBackward0.apply(input, vec)
 
 
 def dot(input, other):
+    if _amp.active:
+        input, other = _lower(input, other)
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     return DotBackward0.apply(input, other)
 
 
 def bmm(input, mat2):
+    if _amp.active:
+        input, mat2 = _lower(input, mat2)
     return BmmBackward0.apply(input, mat2)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    if _amp.active:
+        input, mat1, mat2 = _lower(input, mat1, mat2)
     if beta != 1 or alpha != 1:
         return input * beta + matmul(mat1, mat2) * alpha
     return AddmmBackward0.apply(input, mat1, mat2)
@@ -205,6 +219,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias   (the op behind nn.Linear: AddmmBackward0 for 2-D input)"""
     from .shape import t
+    if _amp.active:
+        input, weight, bias = _lower(input, weight, bias)
     if input.ndim == 2 and bias is not None:
         return AddmmBackward0.apply(bias, input, t(weight))
     if input.ndim > 2 and bias is not None:  # ViewBackward0 over AddmmBackward0, as PyTorch

@@ -11,6 +11,8 @@ import numpy as np
 
 from .. import _backend, kernels
 from .._backend import xp_of
+from ..amp._state import state as _amp
+from ..amp._state import upper as _upper
 from ..tensor import scalar_name
 from ._op import Op, _device_error
 from .reduce import log_softmax
@@ -248,6 +250,8 @@ def _legacy_reduction(size_average, reduce, reduction):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if _amp.active:
+        input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if input.shape != target.shape:
@@ -284,6 +288,8 @@ def _array(t, input, op, dtype=None):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
+    if _amp.active:
+        input, = _upper(input)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if input.ndim == 0:
@@ -299,6 +305,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dimension (1, or 0 for an unbatched input), then nll_loss.
     ``target`` holds class indices, or class probabilities shaped like ``input``."""
+    if _amp.active:
+        input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -341,6 +349,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
+    if _amp.active:
+        input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if target.shape != input.shape:
@@ -361,6 +371,8 @@ def _same_size(input, target):
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """mean |input - target| (PyTorch's graph: MeanBackward0 <- AbsBackward0 <- SubBackward0)"""
+    if _amp.active:
+        input, target = _upper(input, target)
     from .pointwise import abs as _abs
     from .reduce import mean, sum
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -371,6 +383,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    if _amp.active:
+        input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if beta < 0:
@@ -382,6 +396,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if _amp.active:
+        input, target = _upper(input, target)
     _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -392,6 +408,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """-mean(t log x + (1 - t) log(1 - x)) of probabilities ``input`` in [0, 1]."""
+    if _amp.active:
+        input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if target.shape != input.shape:

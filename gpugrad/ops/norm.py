@@ -2,6 +2,8 @@
 NativeLayerNormBackward0 and NativeBatchNormBackward0)."""
 from __future__ import annotations
 
+from ..amp._state import state as _amp
+from ..amp._state import upper as _upper
 from ._op import Op
 
 
@@ -50,6 +52,8 @@ class NativeLayerNormBackward0(Op):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if _amp.active:
+        input, weight, bias = _upper(input, weight, bias)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
     if k == 0 or k > input.ndim or tuple(input.shape[input.ndim - k:]) != shape:
@@ -121,6 +125,8 @@ class NativeBatchNormBackward0(Op):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
+    if _amp.active:
+        input, = _upper(input)
     c = input.shape[1] if input.ndim > 1 else 0
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):

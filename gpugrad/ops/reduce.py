@@ -8,6 +8,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import kernels
+from ..amp._state import state as _amp
+from ..amp._state import upper as _upper
 from ..tensor import DEFAULT, Tensor, scalar_name
 from ._op import Op
 
@@ -464,6 +466,8 @@ def logsumexp(input, dim, keepdim=False):
 
 
 def softmax(input, dim=None, dtype=None):
+    if _amp.active:
+        input, = _upper(input)
     input = _cast(input, dtype)
     if input._data.dtype.kind != "f":
         input = input.to(DEFAULT.float)
@@ -472,6 +476,8 @@ def softmax(input, dim=None, dtype=None):
 
 
 def log_softmax(input, dim=None, dtype=None):
+    if _amp.active:
+        input, = _upper(input)
     input = _cast(input, dtype)
     if input._data.dtype.kind != "f":
         input = input.to(DEFAULT.float)
