@@ -13,6 +13,7 @@ from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence
 
 __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
 
@@ -271,8 +272,9 @@ class RNNBase(Module):
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
                              f"({w.dtype}). Convert input: input.to({w.dtype}), or convert "
                              f"model: model.to({input.dtype})")
-        if input.dim() != 3:
-            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
         if self.input_size != input.shape[-1]:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
@@ -307,20 +309,11 @@ class RNNBase(Module):
         return input, states, batched
 
     def _forward(self, input, hx, kind):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx, kind)
         input, states, batched = self._batch(input, hx, kind)
         self.check_input(input)
-        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
-        sizes = [self._expected_size(input, real_hidden)]
-        if kind == "LSTM":
-            sizes.append(self._expected_size(input, self.hidden_size))
-        if states is None:
-            states = tuple(_creation.zeros(s, dtype=input.dtype, device=input.device)
-                           for s in sizes)
-        elif kind == "LSTM":
-            for i, (s, size) in enumerate(zip(states, sizes)):
-                self.check_hidden_size(s, size, f"Expected hidden[{i}] size {{}}, got {{}}")
-        else:
-            self.check_hidden_size(states[0], sizes[0])
+        states = self._states(input, states, self._expected_size(input, 0)[1], kind)
         x = input.transpose(0, 1) if self.batch_first else input
         out, final = self._run(x, states)
         if self.batch_first:
@@ -330,6 +323,40 @@ class RNNBase(Module):
             final = tuple(s.squeeze(1) for s in final)
         return out, final
 
+    def _states(self, input, states, batch, kind):
+        """The initial states, zeros when not given, checked against their expected sizes."""
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        layers = self.num_layers * (2 if self.bidirectional else 1)
+        sizes = [(layers, batch, real_hidden)]
+        if kind == "LSTM":
+            sizes.append((layers, batch, self.hidden_size))
+        if states is None:
+            return tuple(_creation.zeros(s, dtype=input.dtype, device=input.device)
+                         for s in sizes)
+        if kind == "LSTM":
+            for i, (s, size) in enumerate(zip(states, sizes)):
+                self.check_hidden_size(s, size, f"Expected hidden[{i}] size {{}}, got {{}}")
+        else:
+            self.check_hidden_size(states[0], sizes[0])
+        return states
+
+    def _forward_packed(self, input, hx, kind):
+        """A ``PackedSequence`` in, one out; the final states are each sequence's state after
+        its own last step, in the batch's original order (as the initial ``hx`` is read)."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        self.check_input(data, batch_sizes)
+        states = None
+        if hx is not None:
+            states = tuple(hx) if kind == "LSTM" else (hx,)
+            if sorted_indices is not None:
+                states = tuple(s.index_select(1, sorted_indices) for s in states)
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        states = self._states(data, states, sizes[0], kind)
+        out, final = self._run(data, states, sizes)
+        if unsorted_indices is not None:
+            final = tuple(s.index_select(1, unsorted_indices) for s in final)
+        return PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices), final
+
     def _weights(self, k):
         """(weight_ih, weight_hh, bias_ih, bias_hh, weight_hr) of layer-direction ``k``, None
         where the layer has none."""
@@ -337,9 +364,9 @@ class RNNBase(Module):
         return tuple(getattr(self, stem + suffix, None)
                      for stem in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
-    def _run(self, x, states):
-        """Run every layer and direction over the time-major ``x`` (T, N, input)."""
-        step = _STEPS[self.mode]
+    def _run(self, x, states, batch_sizes=None):
+        """Run every layer and direction over the time-major ``x`` (T, N, input), or over packed
+        data (sum of ``batch_sizes``, input) whose step t holds ``batch_sizes[t]`` rows."""
         directions = 2 if self.bidirectional else 1
         per_layer = [s.unbind(0) for s in states]
         finals = []
@@ -348,20 +375,55 @@ class RNNBase(Module):
             for direction in range(directions):
                 k = layer * directions + direction
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(k)
-                gis = F.linear(x, w_ih, b_ih).unbind(0)   # every step's input projection at once
+                gi = F.linear(x, w_ih, b_ih)   # every step's input projection at once
                 state = tuple(s[k] for s in per_layer)
-                hs = []
-                for gi in (reversed(gis) if direction else gis):
-                    state = step(gi, state, w_hh, b_hh, w_hr)
-                    hs.append(state[0])
-                if direction:
-                    hs.reverse()
-                outs.append(shape.stack(hs, 0))
+                weights = (w_hh, b_hh, w_hr)
+                if batch_sizes is None:
+                    out, state = self._scan(gi.unbind(0), state, weights, direction)
+                    outs.append(shape.stack(out, 0))
+                else:
+                    out, state = self._scan_packed(gi.split(batch_sizes, 0), state, weights,
+                                                   direction)
+                    outs.append(shape.cat(out, 0))
                 finals.append(state)
             x = outs[0] if directions == 1 else shape.cat(outs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, tuple(shape.stack([f[i] for f in finals], 0) for i in range(len(states)))
+
+    def _scan(self, gis, state, weights, reverse):
+        """The per-step outputs (in time order) and the last state over equal-length steps."""
+        step, hs = _STEPS[self.mode], []
+        for gi in (reversed(gis) if reverse else gis):
+            state = step(gi, state, *weights)
+            hs.append(state[0])
+        if reverse:
+            hs.reverse()
+        return hs, state
+
+    def _scan_packed(self, gis, state, weights, reverse):
+        """As ``_scan`` over packed steps, whose batch shrinks (sequences sorted longest first).
+        Forward, the rows of sequences that end are set aside as their final states; in
+        reverse, a sequence joins with its initial state at its own last step."""
+        step, hs, done = _STEPS[self.mode], [], []
+        full, live = state, gis[-1].shape[0] if reverse else gis[0].shape[0]
+        state = tuple(s[:live] for s in full)
+        for gi in (reversed(gis) if reverse else gis):
+            n = gi.shape[0]
+            if n > live:     # reverse: sequences n..live start here
+                state = tuple(shape.cat([s, f[live:n]], 0) for s, f in zip(state, full))
+            elif n < live:   # forward: sequences n..live ended at the previous step
+                done.append(tuple(s[n:] for s in state))
+                state = tuple(s[:n] for s in state)
+            live = n
+            state = step(gi, state, *weights)
+            hs.append(state[0])
+        if reverse:
+            hs.reverse()
+        elif done:
+            state = tuple(shape.cat([s] + [d[i] for d in reversed(done)], 0)
+                          for i, s in enumerate(state))
+        return hs, state
 
 
 class RNN(RNNBase):
