@@ -9,6 +9,7 @@ import warnings
 
 from . import (
     _methods,  # noqa: F401  (attaches op methods and operators to Tensor)
+    _methods_extra,  # noqa: F401  (more methods: in-place forms, put_, storage queries ...)
     autograd,
 )
 from ._backend import device, set_default_device
@@ -61,7 +62,20 @@ from ._creation import (
     zeros,
     zeros_like,
 )
+from ._dtype_info import can_cast, finfo, iinfo, is_complex, promote_types, result_type
 from ._format import set_printoptions
+from ._runtime import (
+    are_deterministic_algorithms_enabled,
+    get_num_interop_threads,
+    get_num_threads,
+    get_rng_state,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_num_interop_threads,
+    set_num_threads,
+    set_rng_state,
+    use_deterministic_algorithms,
+)
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -94,6 +108,7 @@ from .ops.extra import (
     var_mean,
 )
 from .ops.linalg import addmm, bmm, dot, matmul, mm, mv
+from .ops.linalg_legacy import chain_matmul, cholesky, matrix_exp
 from .ops.matrix import (
     addmv,
     baddbmm,
@@ -139,6 +154,30 @@ from .ops.misc import (
     tile,
     unflatten,
     xlogy,
+)
+from .ops.numeric import (
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+    bucketize,
+    cdist,
+    corrcoef,
+    cov,
+    cummax,
+    cummin,
+    float_power,
+    fmax,
+    fmin,
+    histc,
+    logspace,
+    nanmedian,
+    nanquantile,
+    poisson,
+    quantile,
+    searchsorted,
 )
 from .ops.pointwise import (
     abs,
@@ -245,6 +284,23 @@ from .ops.special import (
     sinc,
     xlog1py,
 )
+from .ops.stacking import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    broadcast_shapes,
+    cartesian_prod,
+    column_stack,
+    combinations,
+    diag_embed,
+    dstack,
+    hstack,
+    row_stack,
+    tensordot,
+    unique_consecutive,
+    vstack,
+)
 from .ops.unary import (
     acos,
     arccos,
@@ -349,6 +405,8 @@ def _linalg_module():
                  "LinAlgError"):
         setattr(mod, name, getattr(_m, name))
     mod.cross, mod.diagonal, mod.matmul = _m.linalg_cross, _m.linalg_diagonal, _products.matmul
+    from .ops.linalg_legacy import matrix_exp as _matrix_exp
+    mod.matrix_exp = _matrix_exp
     sys.modules[mod.__name__] = mod
     return mod
 
@@ -401,7 +459,7 @@ def __getattr__(name):
     # subpackages loaded on first use keep ``import gpugrad`` fast
     import importlib
     if name in ("nn", "optim", "cuda", "utils", "viz", "kernels", "datasets", "func",
-                "distributions"):
+                "distributions", "amp"):
         return importlib.import_module(f"gpugrad.{name}")
     if name in _NN_FUNCTIONS:   # torch.selu, torch.cosine_similarity ... are nn.functional's
         return getattr(importlib.import_module("gpugrad.nn.functional"), name)

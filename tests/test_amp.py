@@ -133,6 +133,8 @@ def test_unsupported_requests_warn_and_disable():
 
 def test_cuda_amp_spellings_are_importable():
     from gpugrad.cuda.amp import GradScaler, autocast
+    assert gpugrad.autocast is amp.autocast and gpugrad.amp is amp
+    assert gpugrad.is_autocast_enabled is amp.is_autocast_enabled
     assert gpugrad.cuda.amp.autocast is autocast
     assert issubclass(autocast, amp.autocast) and issubclass(GradScaler, amp.GradScaler)
     assert autocast(enabled=False).device_type == "cuda"
