@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .autograd.grad_mode import no_grad
 from .autograd.grad_mode import state as grad_state
+from .autograd.graph import _seq
 from .tensor import Tensor, Version
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -43,17 +44,10 @@ def inplace(t, compute, *args, raw=None):
             write(t, out._data)
         t._version_box().v += 1
         return t
+    first = next(_seq)
     out = compute(t, *args)
     node = out.grad_fn
-    old = t._data
-    if node._saved:  # values the new node saved from the storage about to be overwritten
-        alias = [s is old for s in node._saved]
-        if any(alias):
-            # a private copy needs no version check, but keeps its input position: double
-            # backward ties it back to the node that produced the old value
-            node._saved = tuple(s.copy() if a else s for s, a in zip(node._saved, alias))
-            node._versions = tuple((_UNCHANGING, 0, v[2]) if a and v is not None else v
-                                   for v, a in zip(node._versions, alias))
+    _unalias(node, t._data, first)
     write(t, out._data)
     t._version_box().v += 1
     base = t._base
@@ -72,6 +66,29 @@ def inplace(t, compute, *args, raw=None):
     t.grad_fn, t._out_nr, t._rg = refreshed.grad_fn, 0, True
     t._meta["vver"] = t._vbox.v
     return t
+
+
+def _unalias(node, old, first):
+    """Values that the nodes of this op saved from the storage about to be overwritten (the
+    new node's, and for an op composed of several, each inner node's: every node numbered from
+    ``first`` on) become one private copy. It needs no version check, but keeps its input
+    position, so double backward ties it back to the node that produced the old value."""
+    copy = None
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen or getattr(n, "_seq", -1) < first:
+            continue
+        seen.add(id(n))
+        saved = getattr(n, "_saved", None)
+        if saved:
+            alias = [v is old for v in saved]
+            if any(alias):
+                copy = old.copy() if copy is None else copy
+                n._saved = tuple(copy if a else v for v, a in zip(saved, alias))
+                n._versions = tuple((_UNCHANGING, 0, v[2]) if a and v is not None else v
+                                    for v, a in zip(n._versions, alias))
+        stack.extend(f for f, _ in n.next_functions)
 
 
 def write(t, y):

@@ -2,6 +2,17 @@
 from __future__ import annotations
 
 from . import functional, init, utils
+from .activations_more import (
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    RReLU,
+    Softmax2d,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from .attention import MultiheadAttention
 from .containers import (
     ModuleDict,
@@ -53,6 +64,13 @@ from .layers import (
     Softplus,
     Tanh,
 )
+from .layers_extra import (
+    AlphaDropout,
+    Bilinear,
+    ChannelShuffle,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -62,6 +80,19 @@ from .loss import (
     MSELoss,
     NLLLoss,
     SmoothL1Loss,
+)
+from .losses_more import (
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .module import Module
 from .more_layers import (
@@ -80,6 +111,13 @@ from .more_layers import (
     PReLU,
     Softmin,
     Unflatten,
+)
+from .norm_more import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+    RMSNorm,
 )
 from .padding import (
     CircularPad1d,
@@ -100,6 +138,13 @@ from .padding import (
 )
 from .parameter import Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["Module", "Parameter", "functional", "init", "utils",
            # containers
@@ -128,4 +173,16 @@ __all__ = ["Module", "Parameter", "functional", "init", "utils",
            "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
            "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
            "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
-           "CircularPad2d", "CircularPad3d"]
+           "CircularPad2d", "CircularPad3d",
+           # further activations, normalisation, layers and losses
+           "Hardsigmoid", "Hardswish", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink",
+           "Threshold", "RReLU", "Softmax2d", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d", "RMSNorm", "LocalResponseNorm", "Bilinear", "AlphaDropout",
+           "FeatureAlphaDropout", "Dropout3d", "ChannelShuffle", "MarginRankingLoss",
+           "HingeEmbeddingLoss", "CosineEmbeddingLoss", "SoftMarginLoss",
+           "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
+           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "GaussianNLLLoss",
+           "PoissonNLLLoss",
+           # transformers
+           "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+           "TransformerDecoderLayer"]

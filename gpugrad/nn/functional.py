@@ -31,7 +31,50 @@ from ..ops.pool import (
 from ..ops.resize import fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold
 from ..ops.select import embedding
 from ..tensor_inplace import inplace as _inplace
+from .activations_more import (
+    celu_,
+    elu_,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh_,
+    leaky_relu_,
+    rrelu,
+    rrelu_,
+    selu_,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
 from .attention import multi_head_attention_forward, scaled_dot_product_attention
+from .layers_extra import (
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    alpha_dropout,
+    bilinear,
+    channel_shuffle,
+    dropout3d,
+    feature_alpha_dropout,
+    gumbel_softmax,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    pdist,
+)
+from .losses_more import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
 from .more_layers import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -49,6 +92,7 @@ from .more_layers import (
     selu,
     softmin,
 )
+from .norm_more import instance_norm, local_response_norm, rms_norm
 
 __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sigmoid", "softplus",
            "softmax", "log_softmax", "dropout", "mse_loss", "nll_loss", "cross_entropy",
@@ -64,7 +108,22 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sig
            "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate", "upsample",
            "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle", "unfold",
-           "fold", "embedding_bag"]
+           "fold", "embedding_bag",
+           # more activations and their in-place forms (activations_more.py)
+           "hardsigmoid", "hardswish", "hardshrink", "softshrink", "softsign", "tanhshrink",
+           "threshold", "threshold_", "rrelu", "rrelu_", "elu_", "leaky_relu_", "hardtanh_",
+           "selu_", "celu_",
+           # normalisation (norm_more.py)
+           "instance_norm", "rms_norm", "local_response_norm",
+           # layers, dropouts, sampling and pooling aliases (layers_extra.py)
+           "bilinear", "alpha_dropout", "feature_alpha_dropout", "dropout3d", "channel_shuffle",
+           "gumbel_softmax", "pdist", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           # losses (losses_more.py)
+           "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+           "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
+           "multilabel_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+           "gaussian_nll_loss", "poisson_nll_loss"]
 
 tanh = pointwise.tanh
 sigmoid = activation.sigmoid
