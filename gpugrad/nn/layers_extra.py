@@ -15,7 +15,7 @@ from ..ops.pool import adaptive_max_pool1d, adaptive_max_pool2d, max_pool1d, max
 from ..tensor_inplace import inplace as _inplace
 from . import init
 from .module import Module
-from .more_layers import _DropoutNd, _feature_dropout
+from .more_layers import _check_channel_dropout, _DropoutNd, _feature_dropout
 from .parameter import Parameter
 
 __all__ = ["bilinear", "alpha_dropout", "feature_alpha_dropout", "dropout3d", "channel_shuffle",
@@ -83,16 +83,7 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Channel dropout of (N, C, D, H, W) or unbatched (C, D, H, W) input."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    d = input.dim()
-    if d not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {d}-D input to dropout3d, which is deprecated and "
-                      "will result in an error in a future release. To retain the behavior and "
-                      "silence this warning, please use dropout instead. Note that dropout3d "
-                      "exists to provide channel-wise dropout on inputs with 3 spatial "
-                      "dimensions, a channel dimension, and an optional batch dimension (i.e. "
-                      "4D or 5D inputs).", stacklevel=2)
+    d = _check_channel_dropout(input, p, 3)
     if d == 5:
         return _feature_dropout(input, p, training, inplace)
     if d >= 2:   # unbatched: dim 0 holds the channels

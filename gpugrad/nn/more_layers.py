@@ -98,18 +98,25 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 1 if input.dim() == 3 else 0)
 
 
-def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Channel dropout of (N, C, H, W) input. As PyTorch, a 3-D input is taken as (N, C, L)."""
+def _check_channel_dropout(input, p, spatial):
+    """PyTorch's checks of dropout{spatial}d (2 or 3): p in [0, 1]; a warning for an input
+    that is neither batched nor unbatched (C, *spatial) (the input's rank is returned)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    d = input.dim()
-    if d not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {d}-D input to dropout2d, which is deprecated and "
-                      "will result in an error in a future release. To retain the behavior and "
-                      "silence this warning, please use dropout instead. Note that dropout2d "
-                      "exists to provide channel-wise dropout on inputs with 2 spatial "
+    d, name = input.dim(), f"dropout{spatial}d"
+    if d not in (spatial + 1, spatial + 2):
+        warnings.warn(f"{name}: Received a {d}-D input to {name}, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and "
+                      f"silence this warning, please use dropout instead. Note that {name} "
+                      f"exists to provide channel-wise dropout on inputs with {spatial} spatial "
                       "dimensions, a channel dimension, and an optional batch dimension (i.e. "
-                      "3D or 4D inputs).", stacklevel=2)
+                      f"{spatial + 1}D or {spatial + 2}D inputs).", stacklevel=3)
+    return d
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Channel dropout of (N, C, H, W) input. As PyTorch, a 3-D input is taken as (N, C, L)."""
+    d = _check_channel_dropout(input, p, 2)
     if d == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
                       "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "

@@ -309,32 +309,22 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         x = x.to(get_default_dtype())
     n = x.shape[1]
     w = None
-    if fweights is not None:
-        if fweights.ndim > 1:
-            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but got "
-                               f"fweights with {fweights.ndim} dimensions")
-        if fweights.dtype.kind not in "iu":
-            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
-                               f"fweights with {_kind_name(fweights.dtype)} dtype")
-        if fweights.numel() != n:
-            raise RuntimeError(f"cov(): expected fweights to have the same numel as there are "
-                               f"observations in the input but got {fweights.numel()} != {n}")
-        if bool((fweights._data < 0).any()):
-            raise RuntimeError("cov(): fweights cannot be negative")
-        w = fweights
-    if aweights is not None:
-        if aweights.ndim > 1:
-            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but got "
-                               f"aweights with {aweights.ndim} dimensions")
-        if aweights.dtype.kind != "f":
-            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
-                               f"aweights with {_kind_name(aweights.dtype)} dtype")
-        if aweights.numel() != n:
-            raise RuntimeError(f"cov(): expected aweights to have the same numel as there are "
-                               f"observations in the input but got {aweights.numel()} != {n}")
-        if bool((aweights._data < 0).any()):
-            raise RuntimeError("cov(): aweights cannot be negative")
-        w = aweights if w is None else w * aweights
+    for name, weights, kinds, kind_name in (("fweights", fweights, "iu", "integral"),
+                                            ("aweights", aweights, "f", "floating point")):
+        if weights is None:
+            continue
+        if weights.ndim > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                               f"{name} with {weights.ndim} dimensions")
+        if weights.dtype.kind not in kinds:
+            raise RuntimeError(f"cov(): expected {name} to have {kind_name} dtype but got "
+                               f"{name} with {_kind_name(weights.dtype)} dtype")
+        if weights.numel() != n:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                               f"observations in the input but got {weights.numel()} != {n}")
+        if bool((weights._data < 0).any()):
+            raise RuntimeError(f"cov(): {name} cannot be negative")
+        w = weights if w is None else w * weights
     if w is None:
         w_sum = n
         avg = x.mean(1)
