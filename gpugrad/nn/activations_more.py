@@ -22,12 +22,10 @@ __all__ = ["hardsigmoid", "hardswish", "hardshrink", "softshrink", "softsign", "
 _DTYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
 
-def _maybe_inplace(input, f, inplace, reads_input_twice=False):
-    """f(input), or written back into ``input``. A composition whose inner nodes save the
-    input itself runs on a copy: the write would otherwise change what they saved."""
-    if not inplace:
-        return f(input)
-    return _inplace(input, (lambda t: f(t.clone())) if reads_input_twice else f)
+def _maybe_inplace(input, f, inplace):
+    """f(input), or written back into ``input`` (what f's inner nodes saved from the input
+    stays valid: the in-place machinery gives them a private copy)."""
+    return _inplace(input, f) if inplace else f(input)
 
 
 # -- functions ----------------------------------------------------------------------------------
@@ -43,7 +41,7 @@ def hardswish(input, inplace=False):
     def f(t):
         inner = pointwise.where(t < 3.0, t * (t + 3.0) / 6.0, t)
         return pointwise.where(t <= -3.0, 0.0, inner)
-    return _maybe_inplace(input, f, inplace, reads_input_twice=True)
+    return _maybe_inplace(input, f, inplace)
 
 
 def hardshrink(input, lambd=0.5):
@@ -123,11 +121,11 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 
 def selu_(input):
-    return _maybe_inplace(input, selu, True, reads_input_twice=True)
+    return _maybe_inplace(input, selu, True)
 
 
 def celu_(input, alpha=1.0):
-    return _maybe_inplace(input, lambda t: celu(t, alpha), True, reads_input_twice=True)
+    return _maybe_inplace(input, lambda t: celu(t, alpha), True)
 
 
 # -- modules ------------------------------------------------------------------------------------
