@@ -1216,6 +1216,17 @@ def test_gradcheck_catches_a_wrong_backward(device):
     assert gradcheck(Square.apply, (x,))
 
 
+def test_gradcheck_perturbs_non_contiguous_inputs(device):
+    # a transposed (non-contiguous) input: the finite differences must move the tensor's own
+    # elements, or the numerical Jacobian is zero and a right backward looks wrong
+    a = np.arange(1.0, 7.0).reshape(2, 3).T
+    x = gpugrad.tensor(a, dtype=gpugrad.float64, device=device, requires_grad=True)
+    assert not x.is_contiguous()
+    assert gradcheck(lambda v: (v * v).sum(0), (x,))
+    with pytest.raises(GradcheckError):
+        gradcheck(WrongSquare.apply, (x,))
+
+
 def test_gradgradcheck_catches_a_wrong_second_derivative(device):
     class WrongCube(Function):
         @staticmethod

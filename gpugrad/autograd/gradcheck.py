@@ -32,15 +32,18 @@ def _numerical(fn, inputs, eps):
     for t in inputs:
         per_out = [np.zeros((t.numel(), o.size)) for o in outs]
         if getattr(t, "_rg", False):
-            flat = t._data.reshape(-1)
-            for j in range(flat.size):
-                orig = flat[j].item()
-                flat[j] = orig + eps
+            a = t._data
+            for j in range(a.size):
+                # index the array itself: reshape(-1) of a non-contiguous array is a copy,
+                # and a perturbation written there would never reach fn
+                at = np.unravel_index(j, a.shape)
+                orig = a[at].item()
+                a[at] = orig + eps
                 plus = [_host(o._data).astype(np.float64).ravel() for o in _outputs(fn(*inputs))]
-                flat[j] = orig - eps
+                a[at] = orig - eps
                 minus = [_host(o._data).astype(np.float64).ravel()
                          for o in _outputs(fn(*inputs))]
-                flat[j] = orig
+                a[at] = orig
                 for k in range(len(outs)):
                     per_out[k][j] = (plus[k] - minus[k]) / (2 * eps)
         jac.append(per_out)
