@@ -407,6 +407,9 @@ def _linalg_module():
     mod.cross, mod.diagonal, mod.matmul = _m.linalg_cross, _m.linalg_diagonal, _products.matmul
     from .ops.linalg_legacy import matrix_exp as _matrix_exp
     mod.matrix_exp = _matrix_exp
+    from .ops import linalg_more as _more
+    for name in _more.__all__:
+        setattr(mod, name, getattr(_more, name))
     sys.modules[mod.__name__] = mod
     return mod
 

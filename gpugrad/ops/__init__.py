@@ -3,9 +3,11 @@ from . import (
     _op,
     activation,
     conv,
+    decomp,
     extra,
     index,
     linalg,
+    linalg_lu,
     loss,
     matrix,
     methods_more,
@@ -25,7 +27,7 @@ from . import (
 
 REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
-                      select, extra, conv, padding, scatter, matrix, misc, pool,
+                      select, extra, conv, padding, scatter, decomp, linalg_lu, matrix, misc, pool,
                       resize, special, methods_more)
             for cls in m.OPS}
 

@@ -248,19 +248,23 @@ class LinalgCrossBackward0(Op):
 
 
 class LinalgSvdBackward0(Op):
-    """S = the singular values of A, descending (svdvals)"""
+    """S = the singular values of A, descending (svdvals); gA = U diag(gS) Vh"""
     __slots__ = ("u", "vh")
+    saves = (0,)
+    saved_names = ("A",)
     temps = ("u", "vh")
 
     def forward(self, xp, a):
         self.u, s, self.vh = xp.linalg.svd(a, full_matrices=False)
         return s
 
-    def backward(self, F, gs):
-        if not F.fast:
-            raise NotImplementedError("double backward through the singular values (svdvals, "
-                                      "matrix norms 2 and 'nuc') is not supported by gpugrad")
-        return F.matmul(self.u * gs[..., None, :], self.vh)
+    def backward(self, F, gs, a):
+        if F.fast:
+            return F.matmul(self.u * gs[..., None, :], self.vh)
+        # under create_graph, U and Vh as differentiable functions of A (decomp.py's full SVD)
+        from .decomp import svd
+        u, _, vh = svd(a, full_matrices=False)
+        return F.matmul(u * F.expand_dims(gs, -2), vh)
 
 
 # -- checks -------------------------------------------------------------------------------------
