@@ -439,6 +439,9 @@ def _special_module():
     mod.logsumexp = _red.logsumexp
     mod.softmax = lambda input, dim, *, dtype=None: _red.softmax(input, dim, dtype)
     mod.log_softmax = lambda input, dim, *, dtype=None: _red.log_softmax(input, dim, dtype)
+    from .ops import special_more as _more
+    for name in _more.__all__:
+        setattr(mod, name, getattr(_more, name))
     sys.modules[mod.__name__] = mod
     return mod
 

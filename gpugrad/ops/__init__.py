@@ -22,13 +22,14 @@ from . import (
     select,
     shape,
     special,
+    special_more,
     unary,
 )
 
 REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
                       select, extra, conv, padding, scatter, decomp, linalg_lu, matrix, misc, pool,
-                      resize, special, methods_more)
+                      resize, special, methods_more, special_more)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():
