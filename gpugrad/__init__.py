@@ -8,6 +8,7 @@ import builtins
 import warnings
 
 from . import (
+    _api_more,  # more functions (the names in its __all__) and their Tensor methods
     _methods,  # noqa: F401  (attaches op methods and operators to Tensor)
     _methods_extra,  # noqa: F401  (more methods: in-place forms, put_, storage queries ...)
     autograd,
@@ -333,6 +334,7 @@ __version__ = "0.1.0"
 
 softmax = _softmax
 log_softmax = _log_softmax
+globals().update({name: getattr(_api_more, name) for name in _api_more.__all__})
 dtype = type(float32)
 
 
@@ -369,15 +371,16 @@ def logical_not(input):
 
 
 def logical_and(input, other):
-    return input & other
+    return input.logical_and(other)
 
 
 def logical_or(input, other):
-    return input | other
+    return input.logical_or(other)
 
 
 def logical_xor(input, other):
-    return input ^ other
+    return input.logical_xor(other)
+
 
 
 def any(input, dim=None, keepdim=False):

@@ -1380,6 +1380,17 @@ OP_DB += [
 ]
 
 
+# -- inverse hyperbolic functions (ops.pointwise_more) --------------------------------------------
+OP_DB += [
+    _unary("acosh", gpugrad.acosh, np.arccosh, "AcoshBackward0", (1.2, 3.0)),
+    _unary("arccosh_method", lambda x: x.arccosh(), np.arccosh, "AcoshBackward0", (1.2, 3.0)),
+    _unary("asinh", gpugrad.asinh, np.arcsinh, "AsinhBackward0"),
+    _unary("arcsinh_method", lambda x: x.arcsinh(), np.arcsinh, "AsinhBackward0"),
+    _unary("atanh", gpugrad.atanh, np.arctanh, "AtanhBackward0", (-0.8, 0.8)),
+    _unary("arctanh_method", lambda x: x.arctanh(), np.arctanh, "AtanhBackward0", (-0.8, 0.8)),
+]
+
+
 # -- decompositions and solvers of linalg_more (gauge-fixed outputs where they are not unique) ----
 _LA = gpugrad.linalg
 

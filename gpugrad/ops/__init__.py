@@ -15,6 +15,7 @@ from . import (
     norm,
     padding,
     pointwise,
+    pointwise_more,
     pool,
     reduce,
     resize,
@@ -29,7 +30,7 @@ from . import (
 REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
                       select, extra, conv, padding, scatter, decomp, linalg_lu, matrix, misc, pool,
-                      resize, special, methods_more, special_more)
+                      resize, special, methods_more, pointwise_more, special_more)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():

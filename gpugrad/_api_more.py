@@ -1,0 +1,81 @@
+"""The top-level functions of the newer modules, collected: ``gpugrad/__init__.py`` exports every
+name in ``__all__``. Importing this module also attaches their Tensor methods."""
+from __future__ import annotations
+
+from . import _compat, _creation_more, _methods_more
+from .ops import linalg_legacy, pointwise_more, shape_more, special_more
+from .tensor import Tensor
+
+_FROM = {
+    _compat: ("compile", "vmap", "set_float32_matmul_precision", "get_float32_matmul_precision",
+              "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
+              "set_warn_always", "is_warn_always_enabled", "typename", "is_storage",
+              "set_default_tensor_type"),
+    _creation_more: ("scalar_tensor", "asarray", "range", "empty_strided", "frombuffer",
+                     "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                     "kaiser_window"),
+    pointwise_more: ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "exp2",
+                     "logaddexp2", "deg2rad", "rad2deg", "copysign", "heaviside", "signbit",
+                     "isneginf", "isposinf", "isreal", "gcd", "lcm", "ldexp", "frexp",
+                     "nextafter", "positive", "isin", "is_nonzero", "is_same_size", "is_signed",
+                     "eq", "ne", "gt", "ge", "lt", "le", "greater", "greater_equal", "less",
+                     "less_equal", "not_equal"),
+    shape_more: ("tril_indices", "triu_indices", "unravel_index", "argwhere", "hsplit", "vsplit",
+                 "dsplit", "split_with_sizes", "diagflat", "inner", "ger", "dist", "msort",
+                 "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided",
+                 "masked_scatter", "index_reduce", "addbmm", "addr", "vander", "trapezoid",
+                 "trapz", "cumulative_trapezoid", "histogram"),
+    linalg_legacy: ("qr", "svd", "pinverse", "lu", "lu_solve", "lu_unpack", "triangular_solve",
+                    "cholesky_solve", "cholesky_inverse", "lstsq", "matrix_rank"),
+    special_more: ("igamma", "igammac"),
+}
+# ... and the Tensor methods PyTorch has for them (x.qr(), x.igamma(a) ...)
+for _name in ("qr", "svd", "pinverse", "lu", "lu_solve", "triangular_solve", "cholesky_solve",
+              "cholesky_inverse", "igamma", "igammac"):
+    _fn = getattr(linalg_legacy, _name, None) or getattr(special_more, _name)
+    setattr(Tensor, _name, _fn)
+
+
+def is_inference(input) -> bool:
+    return input.is_inference()
+
+
+def conj(input):
+    return input.conj()
+
+
+def resolve_conj(input):
+    return input.resolve_conj()
+
+
+def resolve_neg(input):
+    return input.resolve_neg()
+
+
+def real(input):
+    return input.real
+
+
+def imag(input):
+    return input.imag
+
+
+def is_conj(input) -> bool:
+    return input.is_conj()
+
+
+def is_neg(input) -> bool:
+    return input.is_neg()
+
+
+def conj_physical(input):
+    return input.conj_physical()
+
+
+_LOCAL = ("is_inference", "conj", "resolve_conj", "resolve_neg", "real", "imag", "is_conj",
+          "is_neg", "conj_physical")
+globals().update({name: getattr(mod, name) for mod, names in _FROM.items() for name in names})
+# torch.abs_(x), torch.relu_(x) ...: the in-place methods as functions
+globals().update(_methods_more.TOP_LEVEL_INPLACE)
+__all__ = ([name for names in _FROM.values() for name in names] + list(_LOCAL)
+           + list(_methods_more.TOP_LEVEL_INPLACE))
