@@ -1391,6 +1391,117 @@ OP_DB += [
 ]
 
 
+# -- 3-D pools, unpooling, spatial transformers ---------------------------------------------------
+def _pool3d_ref(x, reduce_, k, s, p, fill):
+    """Each (k, k, k) window of x padded by p (with ``fill``), stride s, reduced (a loop)."""
+    xp_ = np.pad(x, ((0, 0), (0, 0)) + ((p, p),) * 3, constant_values=fill)
+    out = [(n - k) // s + 1 for n in xp_.shape[2:]]
+    y = np.zeros(x.shape[:2] + tuple(out))
+    for i in range(out[0]):
+        for j in range(out[1]):
+            for m in range(out[2]):
+                win = xp_[:, :, i * s:i * s + k, j * s:j * s + k, m * s:m * s + k]
+                y[:, :, i, j, m] = reduce_(win.reshape(x.shape[:2] + (-1,)), axis=-1)
+    return y
+
+
+def _adaptive3d_ref(x, out, reduce_):
+    y = np.zeros(x.shape[:2] + out)
+    for idx in np.ndindex(*out):
+        box = tuple(slice(i * n // o, -(-(i + 1) * n // o))
+                    for i, n, o in zip(idx, x.shape[2:], out))
+        y[(Ellipsis,) + idx] = reduce_(x[(Ellipsis,) + box].reshape(x.shape[:2] + (-1,)), -1)
+    return y
+
+
+def _avg_pool3d_grad(x):
+    g, = gpugrad.autograd.grad((_FN.avg_pool3d(x, 2) ** 2).sum(), x, create_graph=True)
+    return g
+
+
+def _avg_pool3d_grad_ref(x):
+    m = _pool3d_ref(x, np.mean, 2, 2, 0, 0.0)
+    return np.kron(m / 4, np.ones((1, 1, 2, 2, 2)))
+
+
+_UNPOOL_IDX = np.array([[[0, 3], [9, 14]], [[5, 2], [12, 11]]])   # (2, 2, 2) into 4 x 4
+
+
+def _unpool_ref(x, idx, size):
+    y = np.zeros(x.shape[:2] + (int(np.prod(size)),))
+    for n, c in np.ndindex(*x.shape[:2]):
+        y[n, c, idx[c].reshape(-1)] = x[n, c].reshape(-1)
+    return y.reshape(x.shape[:2] + size)
+
+
+def _grid_sample_ref(x, grid):
+    """Bilinear, zeros padding, align_corners=False, one output pixel at a time."""
+    n, c, h, w = x.shape
+    y = np.zeros((n, c) + grid.shape[1:3])
+    for b, i, j in np.ndindex(n, *grid.shape[1:3]):
+        sx, sy = ((grid[b, i, j] + 1) * (w, h) - 1) / 2
+        x0, y0 = int(np.floor(sx)), int(np.floor(sy))
+        for dy, dx in np.ndindex(2, 2):
+            if 0 <= x0 + dx < w and 0 <= y0 + dy < h:
+                wt = (1 - abs(sx - x0 - dx)) * (1 - abs(sy - y0 - dy))
+                y[b, :, i, j] += wt * x[b, :, y0 + dy, x0 + dx]
+    return y
+
+
+def _grid3d_ref(x, grid):
+    """Trilinear, zeros padding, align_corners=True."""
+    n, c = x.shape[:2]
+    size = np.array(x.shape[2:][::-1])          # (W, H, D): the grid's coordinate order
+    y = np.zeros((n, c) + grid.shape[1:4])
+    for b, i, j, m in np.ndindex(n, *grid.shape[1:4]):
+        s = (grid[b, i, j, m] + 1) / 2 * (size - 1)
+        base = np.floor(s).astype(int)
+        for off in np.ndindex(2, 2, 2):
+            q = base + off
+            if np.all(q >= 0) and np.all(q < size):
+                y[b, :, i, j, m] += np.prod(1 - np.abs(s - q)) * x[b, :, q[2], q[1], q[0]]
+    return y
+
+
+def _affine_ref(theta, size):
+    """theta @ (x, y, 1) at each pixel centre of an (H, W) output (align_corners=False)."""
+    h, w = size
+    xs, ys = (np.arange(w) * 2 + 1) / w - 1, (np.arange(h) * 2 + 1) / h - 1
+    base = np.array([[[x, y, 1.0] for x in xs] for y in ys])
+    return np.einsum("hwk,nik->nhwi", base, theta)
+
+
+OP_DB += [
+    OpEntry("max_pool3d", lambda x: _FN.max_pool3d(x, 3, 2, 1),
+            lambda x: _pool3d_ref(x, np.max, 3, 2, 1, -np.inf), (((2, 2, 4, 5, 3),),),
+            ("MaxPool3DWithIndicesBackward0",)),
+    OpEntry("avg_pool3d", lambda x: _FN.avg_pool3d(x, 2, 1),
+            lambda x: _pool3d_ref(x, np.mean, 2, 1, 0, 0.0), (((2, 2, 3, 4, 3),),),
+            ("AvgPool3DBackward0",)),
+    OpEntry("avg_pool3d_grad", _avg_pool3d_grad, _avg_pool3d_grad_ref, (((1, 2, 4, 2, 4),),),
+            ("AvgPool3DBackwardBackward0", "AvgPool3DBackward0")),
+    OpEntry("adaptive_max_pool3d", lambda x: _FN.adaptive_max_pool3d(x, (2, 3, 2)),
+            lambda x: _adaptive3d_ref(x, (2, 3, 2), np.max), (((2, 2, 3, 5, 4),),),
+            ("AdaptiveMaxPool3DBackward0",)),
+    OpEntry("max_unpool2d", lambda x: _FN.max_unpool2d(x, _const(_UNPOOL_IDX, x)
+                                                       .expand(2, 2, 2, 2), 2),
+            lambda x: _unpool_ref(x, _UNPOOL_IDX, (4, 4)), (((2, 2, 2, 2),),),
+            ("MaxUnpool2DBackward0",)),
+    OpEntry("max_unpool3d", lambda x: _FN.max_unpool3d(
+        x, _const(_UNPOOL_IDX[:, None], x).expand(2, 2, 1, 2, 2), (1, 2, 2), (1, 2, 2)),
+            lambda x: _unpool_ref(x, _UNPOOL_IDX, (1, 4, 4)), (((2, 2, 1, 2, 2),),),
+            ("MaxUnpool3DBackward0",)),
+    OpEntry("affine_grid", lambda t: _FN.affine_grid(t, (2, 3, 3, 4), align_corners=False),
+            lambda t: _affine_ref(t, (3, 4)), (((2, 2, 3),),), ("AffineGridGeneratorBackward0",)),
+    OpEntry("grid_sample", lambda x, g: _FN.grid_sample(x, g, align_corners=False),
+            _grid_sample_ref, (((2, 2, 3, 4), (2, 3, 2, 2)),), ("GridSampler2DBackward0",),
+            ((-2.0, 2.0), (-1.1, 1.1))),
+    OpEntry("grid_sample_3d", lambda x, g: _FN.grid_sample(x, g, align_corners=True),
+            _grid3d_ref, (((1, 2, 3, 2, 3), (1, 2, 1, 2, 3)),), ("GridSampler3DBackward0",),
+            ((-2.0, 2.0), (-1.1, 1.1))),
+]
+
+
 # -- decompositions and solvers of linalg_more (gauge-fixed outputs where they are not unique) ----
 _LA = gpugrad.linalg
 

@@ -64,12 +64,41 @@ from .layers import (
     Softplus,
     Tanh,
 )
+from .layers_3d import (
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
+    AvgPool3d,
+    BatchNorm3d,
+    Conv3d,
+    ConvTranspose3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 from .layers_extra import (
     AlphaDropout,
     Bilinear,
     ChannelShuffle,
     Dropout3d,
     FeatureAlphaDropout,
+)
+from .lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyLinear,
+    UninitializedBuffer,
+    UninitializedParameter,
 )
 from .loss import (
     BCELoss,
@@ -136,7 +165,7 @@ from .padding import (
     ZeroPad2d,
     ZeroPad3d,
 )
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .transformer import (
     Transformer,
@@ -185,4 +214,11 @@ __all__ = ["Module", "Parameter", "functional", "init", "utils",
            "PoissonNLLLoss",
            # transformers
            "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
-           "TransformerDecoderLayer"]
+           "TransformerDecoderLayer",
+           # 3-D layers, unpooling, Lp pools, lazy modules and buffers
+           "Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
+           "AdaptiveMaxPool3d", "BatchNorm3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+           "LPPool1d", "LPPool2d", "LPPool3d", "LazyLinear", "LazyConv1d", "LazyConv2d",
+           "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+           "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "UninitializedParameter",
+           "UninitializedBuffer", "Buffer"]

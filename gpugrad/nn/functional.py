@@ -6,6 +6,7 @@ import warnings
 from .._creation import rand, zeros
 from ..ops import activation, pointwise, reduce
 from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from ..ops.conv3d import conv3d, conv_transpose3d
 from ..ops.linalg import linear
 from ..ops.loss import (
     binary_cross_entropy,
@@ -28,8 +29,25 @@ from ..ops.pool import (
     max_pool1d,
     max_pool2d,
 )
+from ..ops.pool3d import (
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool3d,
+    max_pool3d,
+    max_pool3d_with_indices,
+)
 from ..ops.resize import fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold
+from ..ops.sampling import affine_grid, grid_sample
 from ..ops.select import embedding
+from ..ops.unpool import (
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
 from ..tensor_inplace import inplace as _inplace
 from .activations_more import (
     celu_,
@@ -123,7 +141,12 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sig
            "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
            "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
            "multilabel_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
-           "gaussian_nll_loss", "poisson_nll_loss"]
+           "gaussian_nll_loss", "poisson_nll_loss",
+           # 3-D convolutions and pools, unpooling, Lp pools, spatial transformers
+           "conv3d", "conv_transpose3d", "max_pool3d", "max_pool3d_with_indices", "avg_pool3d",
+           "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
+           "lp_pool3d", "affine_grid", "grid_sample"]
 
 tanh = pointwise.tanh
 sigmoid = activation.sigmoid

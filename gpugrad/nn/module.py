@@ -11,7 +11,7 @@ from ..autograd.grad_mode import no_grad
 from ..autograd.graph import RemovableHandle
 from ..optim.optimizer import zero_grads
 from ..tensor import Tensor, describe
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
 # Bumped whenever any module's parameters or children change, so a module's cached parameter
 # list (the per-step hot path: zero_grad, optimizers) is rebuilt only after a change.
@@ -195,6 +195,11 @@ class Module:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(gpugrad.nn.Module or None expected)")
             d["_modules"][name] = None
+        elif isinstance(value, Buffer):
+            if d.get("_buffers") is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._forget(name)
+            self.register_buffer(name, value, value.persistent)
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "

@@ -44,3 +44,29 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(a, requires_grad):
     return Parameter(Tensor._make(a), requires_grad)
+
+
+class Buffer(Tensor):
+    """A tensor that is a module buffer when assigned as a ``Module`` attribute; ``persistent``
+    buffers are part of the state dict. It shares ``data``'s storage and version counter."""
+    __slots__ = ()
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            data = empty(0)
+        elif not isinstance(data, Tensor):
+            raise TypeError(f"Buffer(): data must be a Tensor, got {type(data).__name__}")
+        b = Tensor.__new__(cls)
+        Tensor._init(b, data._data)
+        b._vbox = data._version_box()
+        if data.requires_grad:
+            b.requires_grad = True
+        b._m()["persistent"] = bool(persistent)
+        return b
+
+    def __init__(self, data=None, *, persistent=True):
+        pass  # everything happens in __new__
+
+    @property
+    def persistent(self) -> bool:
+        return self._m().get("persistent", True)

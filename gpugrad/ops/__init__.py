@@ -3,6 +3,7 @@ from . import (
     _op,
     activation,
     conv,
+    conv3d,
     decomp,
     extra,
     index,
@@ -17,20 +18,24 @@ from . import (
     pointwise,
     pointwise_more,
     pool,
+    pool3d,
     reduce,
     resize,
+    sampling,
     scatter,
     select,
     shape,
     special,
     special_more,
     unary,
+    unpool,
 )
 
 REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
-                      select, extra, conv, padding, scatter, decomp, linalg_lu, matrix, misc, pool,
-                      resize, special, methods_more, pointwise_more, special_more)
+                      select, extra, conv, padding, scatter, decomp, linalg_lu, matrix, misc,
+                      pool, resize, special, methods_more, conv3d, pool3d, unpool, sampling,
+                      pointwise_more, special_more)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():

@@ -1,5 +1,5 @@
-"""Convolutions (PyTorch's cross-correlation) and transposed convolutions over 1 or 2 spatial
-dimensions. A convolution is one op over the input's sliding windows (a
+"""Convolutions (PyTorch's cross-correlation) and transposed convolutions over 1, 2 or 3
+spatial dimensions. A convolution is one op over the input's sliding windows (a
 strided view: im2col without the copy); adding each window offset's share back with one strided
 slice per offset (col2im) gives its input gradient, and the transposed convolution's forward.
 1-D convolutions run as 2-D ones of height 1. The pooling ops (pool.py) and unfold / fold
@@ -7,43 +7,54 @@ slice per offset (col2im) gives its input gradient, and the transposed convoluti
 """
 from __future__ import annotations
 
+import itertools
+
 from ..amp._state import lower as _lower
 from ..amp._state import state as _amp
 from ._op import Op
 
 
-def _windows(xp, x, kernel, stride, dilation=(1, 1)):
-    """(N, C, OH, OW, kh, kw) view of the (already padded) input's windows."""
-    (dh, dw) = dilation
-    span = (dh * (kernel[0] - 1) + 1, dw * (kernel[1] - 1) + 1)
-    win = xp.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
-    return win[:, :, ::stride[0], ::stride[1], ::dh, ::dw]
+def _windows(xp, x, kernel, stride, dilation=None):
+    """(N, C, *out, *kernel) view of the (already padded) input's windows (any number of
+    spatial dimensions, one per kernel entry)."""
+    n = len(kernel)
+    dilation = dilation or (1,) * n
+    span = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel))
+    win = xp.lib.stride_tricks.sliding_window_view(x, span, axis=tuple(range(2, 2 + n)))
+    return win[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)
+               + tuple(slice(None, None, d) for d in dilation)]
 
 
-def _scatter_windows(xp, shares, shape, stride, dilation=(1, 1)):
-    """zeros(shape) (a padded input's shape) with per-window shares (N, C, OH, OW, kh, kw)
+def _scatter_windows(xp, shares, shape, stride, dilation=None):
+    """zeros(shape) (a padded input's shape) with per-window shares (N, C, *out, *kernel)
     added back at the positions each kernel offset read."""
-    (sh, sw), (dh, dw) = stride, dilation
-    oh, ow, kh, kw = shares.shape[2:]
+    n = len(stride)
+    dilation = dilation or (1,) * n
+    out, kernel = shares.shape[2:2 + n], shares.shape[2 + n:]
     g = xp.zeros(shape, dtype=shares.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            g[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-              j * dw:j * dw + sw * (ow - 1) + 1:sw] += shares[..., i, j]
+    for offs in itertools.product(*map(range, kernel)):
+        at = tuple(slice(i * d, i * d + s * (o - 1) + 1, s)
+                   for i, d, s, o in zip(offs, dilation, stride, out))
+        g[(slice(None), slice(None)) + at] += shares[(Ellipsis,) + offs]
     return g
 
 
 def _pad2(xp, x, padding, value=0.0):
-    (ph, pw) = padding
-    if not (ph or pw):
+    if not any(padding):
         return x
-    return xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
+    return xp.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in padding), constant_values=value)
 
 
 def _crop(g, padding, size):
-    """The (h, w) = ``size`` block of ``g`` that starts at ``padding`` (a new array)."""
-    (ph, pw), (h, w) = padding, size
-    return g[:, :, ph:ph + h, pw:pw + w].copy()
+    """The ``size`` block of ``g``'s spatial dimensions that starts at ``padding`` (a new
+    array)."""
+    return g[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in
+                                                zip(padding, size))].copy()
+
+
+def _lead(size):
+    """The index taking the first ``size`` entries of each spatial dimension."""
+    return (slice(None), slice(None)) + tuple(slice(None, n) for n in size)
 
 
 def _groups(channels, out, groups):
@@ -54,27 +65,32 @@ def _groups(channels, out, groups):
 
 def _conv_fwd(xp, xpad, w, stride, dilation, groups):
     """y[n, o, i, j] = sum_{c, a, b} xpad[n, c, s i + d a, s j + d b] w[o, c, a, b], c running
-    over o's group"""
+    over o's group (likewise over 3 spatial dimensions)"""
+    k = w.ndim - 2
     win = _windows(xp, xpad, w.shape[2:], stride, dilation)
-    ys = [xp.tensordot(win[:, c], w[o], axes=([1, 4, 5], [1, 2, 3]))
+    axes = ([1] + list(range(2 + k, 2 + 2 * k)), list(range(1, 2 + k)))
+    ys = [xp.tensordot(win[:, c], w[o], axes=axes)
           for c, o in _groups(xpad.shape[1], w.shape[0], groups)]
-    y = ys[0] if groups == 1 else xp.concatenate(ys, axis=3)
-    return y.transpose(0, 3, 1, 2)
+    y = ys[0] if groups == 1 else xp.concatenate(ys, axis=1 + k)
+    return y.transpose((0, 1 + k) + tuple(range(1, 1 + k)))
 
 
 def _conv_gin(xp, gy, w, shape, stride, dilation, groups):
     """The gradient of _conv_fwd's (padded) input of ``shape``: col2im of gy . w"""
-    cols = [xp.tensordot(gy[:, o], w[o], axes=([1], [0]))       # (N, OH, OW, C/g, kh, kw)
+    k = w.ndim - 2
+    cols = [xp.tensordot(gy[:, o], w[o], axes=([1], [0]))       # (N, *out, C/g, *kernel)
             for _, o in _groups(shape[1], w.shape[0], groups)]
-    cols = cols[0] if groups == 1 else xp.concatenate(cols, axis=3)
-    return _scatter_windows(xp, cols.transpose(0, 3, 1, 2, 4, 5), shape, stride, dilation)
+    cols = cols[0] if groups == 1 else xp.concatenate(cols, axis=1 + k)
+    order = (0, 1 + k) + tuple(range(1, 1 + k)) + tuple(range(2 + k, 2 + 2 * k))
+    return _scatter_windows(xp, cols.transpose(order), shape, stride, dilation)
 
 
 def _conv_gw(xp, gy, xpad, kernel, stride, dilation, groups):
     """The gradient of _conv_fwd's weight: sum_{n, i, j} gy[n, o, i, j] window[n, c, i, j]"""
-    oh, ow = gy.shape[2:]
-    win = _windows(xp, xpad, kernel, stride, dilation)[:, :, :oh, :ow]
-    gws = [xp.tensordot(gy[:, o], win[:, c], axes=([0, 2, 3], [0, 2, 3]))
+    k = len(kernel)
+    win = _windows(xp, xpad, kernel, stride, dilation)[_lead(gy.shape[2:])]
+    axes = [0] + list(range(2, 2 + k))
+    gws = [xp.tensordot(gy[:, o], win[:, c], axes=(axes, axes))
            for c, o in _groups(xpad.shape[1], gy.shape[1], groups)]
     return gws[0] if groups == 1 else xp.concatenate(gws, axis=0)
 
@@ -96,15 +112,15 @@ class ConvolutionBackward0(Op):
         self.transposed, self.one_d, self.in_shape = transposed, one_d, x.shape
         self.kernel = w.shape[2:]
         if transposed:
-            (n, _, h, wd), k = x.shape, w.shape[2:]
+            n, k = x.shape[0], w.shape[2:]
             full = tuple((s - 1) * st + d * (kk - 1) + 1 + op for s, st, d, kk, op in
-                         zip((h, wd), stride, dilation, k, output_padding))
+                         zip(x.shape[2:], stride, dilation, k, output_padding))
             g = _conv_gin(xp, x, w, (n, w.shape[1] * groups) + full, stride, dilation, groups)
             y = _crop(g, padding, tuple(f - 2 * p for f, p in zip(full, padding)))
         else:
             y = _conv_fwd(xp, _pad2(xp, x, padding), w, stride, dilation, groups)
         if b is not None:
-            y = y + b.reshape(1, -1, 1, 1)
+            y = y + b.reshape((1, -1) + (1,) * (y.ndim - 2))
         y = xp.ascontiguousarray(y)
         return y[:, :, 0, :] if one_d else y
 
@@ -121,19 +137,18 @@ class ConvolutionBackward0(Op):
         if self.transposed:   # the input gradient is a convolution of gy, the weight's one too
             gpad = _pad2(xp, gy, self.padding)
             if need[0]:
-                gx = _conv_fwd(xp, gpad, w, *args)[:, :, :shape[2], :shape[3]]
+                gx = _conv_fwd(xp, gpad, w, *args)[_lead(shape[2:])]
                 gx = xp.ascontiguousarray(gx)
             if need[1]:
                 gw = _conv_gw(xp, x, gpad, self.kernel, *args)
         else:
-            (ph, pw) = self.padding
             if need[0]:
-                full = shape[:2] + (shape[2] + 2 * ph, shape[3] + 2 * pw)
+                full = shape[:2] + tuple(n + 2 * p for n, p in zip(shape[2:], self.padding))
                 gx = _crop(_conv_gin(xp, gy, w, full, *args), self.padding, shape[2:])
             if need[1]:
                 gw = _conv_gw(xp, gy, _pad2(xp, x, self.padding), self.kernel, *args)
         if need[2]:
-            gb = gy.sum(axis=(0, 2, 3))
+            gb = gy.sum(axis=(0,) + tuple(range(2, gy.ndim)))
         if self.one_d:
             gx = None if gx is None else gx[:, :, 0, :]
             gw = None if gw is None else gw[:, :, 0, :]
@@ -155,7 +170,7 @@ class ConvolutionBackward0(Op):
         if self.transposed:
             if need[0]:
                 gx = ConvolutionBackward0.apply(gy, w, None, stride=s, padding=p, dilation=d,
-                                                groups=g)[:, :, :shape[2], :shape[3]]
+                                                groups=g)[_lead(shape[2:])]
             if need[1]:
                 gw = _weight_grad(x, gy, p, s, d, g, self.kernel)
         else:
@@ -168,7 +183,7 @@ class ConvolutionBackward0(Op):
             if need[1]:
                 gw = _weight_grad(gy, x, p, s, d, g, self.kernel)
         if need[2]:
-            gb = _sum(gy, (0, 2, 3))
+            gb = _sum(gy, (0,) + tuple(range(2, gy.ndim)))
         if self.one_d:
             gx = None if gx is None else squeeze(gx, 2)
             gw = None if gw is None else squeeze(gw, 2)
@@ -186,7 +201,7 @@ def _weight_grad(gy, x, padding, stride, dilation, groups, kernel):
         xt = transpose(x[:, k * c:(k + 1) * c], 0, 1)
         gt = transpose(gy[:, k * o:(k + 1) * o], 0, 1)
         r = ConvolutionBackward0.apply(xt, gt, None, stride=dilation, padding=padding,
-                                       dilation=stride)[:, :, :kernel[0], :kernel[1]]
+                                       dilation=stride)[_lead(kernel)]
         parts.append(transpose(r, 0, 1))
     return parts[0] if groups == 1 else cat(parts, 0)
 
@@ -200,13 +215,16 @@ def _pair(v, n, name):
     return v
 
 
+_NAMES = ("depth", "height", "width")
+
+
 def _dims2(v, one_d, fill):
     """A 1-D parameter seen as the 2-D one of the height-1 convolution."""
     return (fill,) + v if one_d else v
 
 
-def _check_params(stride, padding, dilation, groups, output_padding=(0, 0)):
-    """PyTorch's checks of the convolution parameters (2-D view), in its order."""
+def _check_params(stride, padding, dilation, groups, output_padding=(0, 0), transposed=False):
+    """PyTorch's checks of the convolution parameters (2-D view of 1-D), in its order."""
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(p < 0 for p in padding):
@@ -214,8 +232,10 @@ def _check_params(stride, padding, dilation, groups, output_padding=(0, 0)):
     if any(p < 0 for p in output_padding):
         raise RuntimeError("negative output_padding is not supported")
     if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: "
-                           f"{dilation[0]}, dilation_width: {dilation[1]}")
+        if len(dilation) == 3 and not transposed:
+            raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+        raise RuntimeError("dilation should be greater than zero, but got " + ", ".join(
+            f"dilation_{n}: {d}" for n, d in zip(_NAMES[-len(dilation):], dilation)))
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
 
@@ -310,7 +330,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         _dims2(_pair(v, dims, n), one_d, fill) for v, n, fill in (
             (stride, "stride", 1), (padding, "padding", 0),
             (output_padding, "output_padding", 0), (dilation, "dilation", 1)))
-    _check_params(stride, padding, dilation, groups, output_padding)
+    _check_params(stride, padding, dilation, groups, output_padding, transposed=True)
     _check_groups(weight, groups)
     w = list(weight.shape)
     if w[0] != input.shape[1]:
@@ -322,11 +342,11 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
                            f"1-dimensional with {w[1] * groups} elements, but got bias of size "
                            f"{list(bias.shape)} instead")
     if any(p >= s and p >= d for p, s, d in zip(output_padding, stride, dilation)):
-        raise RuntimeError(
-            f"output padding must be smaller than either stride or dilation, but got "
-            f"output_padding_height: {output_padding[0]} output_padding_width: "
-            f"{output_padding[1]} stride_height: {stride[0]} stride_width: {stride[1]} "
-            f"dilation_height: {dilation[0]} dilation_width: {dilation[1]}")
+        names = _NAMES[-len(stride):]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           "got " + " ".join(f"{what}_{n}: {v}" for what, vs in (
+                               ("output_padding", output_padding), ("stride", stride),
+                               ("dilation", dilation)) for n, v in zip(names, vs)))
     size = (1,) * one_d + tuple(input.shape[2:])
     kernel = (1,) * one_d + tuple(w[2:])
     out = [(n - 1) * s - 2 * p + d * (k - 1) + op + 1 for n, s, p, d, k, op in

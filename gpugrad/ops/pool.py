@@ -32,11 +32,10 @@ def _geometry(shape, kernel, stride, padding, dilation, ceil_mode):
 
 def _pad_to(xp, x, padding, full, value):
     """x padded by ``padding`` before and up to ``full`` after each spatial dimension."""
-    (ph, pw), (h, w) = padding, full[2:]
-    after = (h - x.shape[2] - ph, w - x.shape[3] - pw)
-    if not (ph or pw or after[0] or after[1]):
+    after = tuple(f - n - p for f, n, p in zip(full[2:], x.shape[2:], padding))
+    if not (any(padding) or any(after)):
         return x
-    return xp.pad(x, ((0, 0), (0, 0), (ph, after[0]), (pw, after[1])), constant_values=value)
+    return xp.pad(x, ((0, 0), (0, 0)) + tuple(zip(padding, after)), constant_values=value)
 
 
 class MaxPool2DWithIndicesBackward0(Op):
@@ -188,8 +187,8 @@ AdaptiveMaxPool2DBackward0.n_outputs = 2
 
 def _cut(g, padding, shape, unbatched):
     """The input's gradient: the padded gradient ``g`` without its padding."""
-    (ph, pw), (h, w) = padding, shape[-2:]
-    g = g[:, :, ph:ph + h, pw:pw + w]
+    size = shape[len(shape) - len(padding):]
+    g = g[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(padding, size))]
     return (g[0] if unbatched else g).copy()
 
 
