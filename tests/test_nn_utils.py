@@ -449,3 +449,13 @@ def test_hook_weight_norm_matches_pytorch():
                                atol=1e-12)
     np.testing.assert_allclose(to_numpy(ours.weight_v.grad), theirs.weight_v.grad.numpy(),
                                atol=1e-12)
+
+
+def test_spectral_norm_of_any_transposed_convolution_normalises_dim_1():
+    # a transposed convolution's weight is (in, out / groups, *kernel): u lives in dim 1
+    for conv in (nn.ConvTranspose1d(2, 3, 2), nn.ConvTranspose2d(2, 3, 2),
+                 nn.ConvTranspose3d(2, 3, 2)):
+        assert nn.utils.spectral_norm(conv).weight_u.shape == (3,)
+    assert nn.utils.parametrizations.spectral_norm(
+        nn.ConvTranspose3d(2, 3, 2)).parametrizations.weight[0].dim == 1
+    assert nn.utils.spectral_norm(nn.Conv3d(2, 5, 2)).weight_u.shape == (5,)   # (out, in, ...)

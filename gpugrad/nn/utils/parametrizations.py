@@ -100,8 +100,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        from ..conv_layers import ConvTranspose1d, ConvTranspose2d
-        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d)) else 0
+        dim = 1 if getattr(module, "transposed", False) else 0   # ConvTranspose1d-3d
     parametrize.register_parametrization(
         module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

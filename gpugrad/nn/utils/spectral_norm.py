@@ -82,8 +82,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     """Replace ``module.{name}`` by ``{name}_orig / sigma`` recomputed before every forward.
     ``dim`` defaults to 1 for transposed convolutions, else 0."""
     if dim is None:
-        from ..conv_layers import ConvTranspose1d, ConvTranspose2d
-        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d)) else 0
+        dim = 1 if getattr(module, "transposed", False) else 0   # ConvTranspose1d-3d
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
 
