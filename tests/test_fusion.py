@@ -318,6 +318,40 @@ def test_a_formula_that_cannot_be_traced_runs_unfused(device, rng):
     assert fusion.stats["plans_built"] == 2 and fusion.stats["regions"] == 0
 
 
+class _DivmodInBackward(Op):
+    """An elementwise op whose formula uses a Python builtin arrays support and traced symbols
+    do not (divmod): tracing fails with a TypeError, and the op runs unfused."""
+    elementwise = True
+    saves = (0,)
+
+    def forward(self, xp, x):
+        return x * 3
+
+    def backward(self, F, gy, x):
+        return gy * 3 + divmod(x, 1.0)[1] * 0
+
+
+def test_a_formula_that_fails_on_symbols_in_any_way_runs_unfused(device, rng):
+    x = gpugrad.tensor(rng.standard_normal(4), device=device, requires_grad=True)
+    with fusion.using(FUSED[device]):
+        _DivmodInBackward.apply(x.exp()).tanh().sum().backward()
+    v = to_numpy(x)
+    np.testing.assert_allclose(to_numpy(x.grad),
+                               3 * np.exp(v) * (1 - np.tanh(3 * np.exp(v)) ** 2), rtol=1e-12)
+    assert fusion.stats["regions"] == 0
+
+
+def test_abs_traces(device, rng):
+    x = gpugrad.tensor(rng.standard_normal(5), device=device, requires_grad=True)
+    with fusion.using(FUSED[device]):
+        (x.abs() * x.tanh()).sum().backward()
+    v = to_numpy(x)
+    np.testing.assert_allclose(to_numpy(x.grad),
+                               np.sign(v) * np.tanh(v) + np.abs(v) * (1 - np.tanh(v) ** 2),
+                               rtol=1e-12)
+    assert fusion.stats["regions"] == 1
+
+
 def test_a_region_that_does_not_compile_runs_unfused_with_one_warning(device, rng,
                                                                       monkeypatch):
     def broken(*args):

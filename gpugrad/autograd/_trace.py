@@ -123,6 +123,9 @@ class Sym:
     def __pos__(self):
         return self
 
+    def __abs__(self):
+        return self._op("abs")
+
     def __invert__(self):
         if self.kind != "b":
             raise TraceError("'~' of a non-boolean value")

@@ -357,6 +357,8 @@ def _build(members, key, n_inputs, n_params, n_groups):
                 (upstream[e] if e >= 0 else leaving[-1 - e]).append(gx)
     except _trace.TraceError:
         return None
+    except Exception:   # noqa: BLE001 - a formula symbols cannot pass through runs unfused,
+        return None     # where it meets real arrays (and raises there if it is wrong)
     outputs = [_sum(terms).index for terms in leaving if terms]
     return Plan(tracer.nodes, outputs, [bool(t) for t in leaving], n_inputs, n_params)
 
