@@ -132,9 +132,9 @@ class AvgPool2DBackward0(Op):
         return _cut(g, self.padding, self.shape, self.unbatched)
 
 
-class AvgPool2DBackwardBackward0(Op):
-    """gx = avg_pool2d's adjoint applied to gy (its backward under create_graph=True); being
-    linear, its own gradient is the average pooling again"""
+class _AvgPoolAdjoint(Op):
+    """gx = an average pooling's adjoint applied to gy (its backward under create_graph=True);
+    being linear, its own gradient is that pooling again (``pool`` is the pooling's node)"""
     __slots__ = ("pool",)
 
     def forward(self, xp, gy, pool=None):
@@ -142,10 +142,14 @@ class AvgPool2DBackwardBackward0(Op):
         return pool.scatter(xp, gy)
 
     def backward(self, F, u):
+        cls = type(self.pool)
         if F.fast:
-            return AvgPool2DBackward0.__new__(AvgPool2DBackward0).forward(F.xp, u,
-                                                                          **self.pool.args)
-        return AvgPool2DBackward0.apply(u, **self.pool.args)
+            return cls.__new__(cls).forward(F.xp, u, **self.pool.args)
+        return cls.apply(u, **self.pool.args)
+
+
+class AvgPool2DBackwardBackward0(_AvgPoolAdjoint):
+    """gx = avg_pool2d's adjoint applied to gy"""
 
 
 class AdaptiveMaxPool2DBackward0(Op):

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._op import Op
 from .conv import _lead, _scatter_windows, _windows
-from .pool import _bins, _cut, _geometry, _out_size, _pad_to, _values
+from .pool import _AvgPoolAdjoint, _bins, _cut, _geometry, _out_size, _pad_to, _values
 
 
 def _flat_index(xp, shape, index):
@@ -111,20 +111,8 @@ class AvgPool3DBackward0(Op):
         return _cut(g, self.padding, self.shape, not self.batched)
 
 
-class AvgPool3DBackwardBackward0(Op):
-    """gx = avg_pool3d's adjoint applied to gy (its backward under create_graph=True); being
-    linear, its own gradient is the average pooling again"""
-    __slots__ = ("pool",)
-
-    def forward(self, xp, gy, pool=None):
-        self.pool = pool
-        return pool.scatter(xp, gy)
-
-    def backward(self, F, u):
-        if F.fast:
-            return AvgPool3DBackward0.__new__(AvgPool3DBackward0).forward(F.xp, u,
-                                                                          **self.pool.args)
-        return AvgPool3DBackward0.apply(u, **self.pool.args)
+class AvgPool3DBackwardBackward0(_AvgPoolAdjoint):
+    """gx = avg_pool3d's adjoint applied to gy"""
 
 
 class AdaptiveMaxPool3DBackward0(Op):
