@@ -1,6 +1,6 @@
 """``gpugrad.func``: PyTorch's function transforms (``torch.func``) on gpugrad's reverse-mode
 engine: ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``,
-``vmap`` and ``functional_call``.
+``vmap``, ``linearize``, ``functional_call`` and ``stack_module_state``.
 
 Transforms compose (``grad(grad(f))``, ``vmap(grad(f))`` for per-sample gradients): inside a
 transform every inner one builds the graph of its result, so the outer one can differentiate
@@ -21,7 +21,7 @@ from .autograd.grad_mode import state as _grad_state
 from .tensor import Tensor
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "vjp", "vmap"]
+           "linearize", "stack_module_state", "vjp", "vmap"]
 
 _depth = [0]   # transforms being evaluated around the current call
 
@@ -177,6 +177,30 @@ def jvp(func, primals, tangents, *, has_aux=False):
     return (out, tangent_out) if keep else (_detach(out), _detach(tangent_out))
 
 
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``; ``jvp_fn(*tangents)`` is J(primals) @ tangents. Each call
+    of ``jvp_fn`` re-evaluates ``func`` at the primals (through ``jvp``) instead of replaying a
+    traced graph: the same values, at the cost of one forward and two backward passes."""
+    output = func(*primals)
+    flat, _ = _tensors(list(primals))
+    meta = [(p.shape, p.device, p.dtype) for p in flat]
+
+    def jvp_fn(*tangents):
+        flat_t, _ = _tensors(list(tangents))
+        if len(flat_t) != len(meta):
+            raise RuntimeError(f"Expected the tangents to have the same structure as the "
+                               f"primals ({len(meta)} tensors), got {len(flat_t)} tensors")
+        for idx, (t, (shape, device, dtype)) in enumerate(zip(flat_t, meta)):
+            for what, mine, theirs in (("shape", t.shape, shape), ("device", t.device, device),
+                                       ("dtype", t.dtype, dtype)):
+                if mine != theirs:
+                    raise RuntimeError(f"tangent:{idx} with {what} {mine} in flattened pytree "
+                                       f"doesn't match the {what} {theirs} of the "
+                                       f"corresponding primal.")
+        return jvp(func, primals, tangents)[1]
+    return output, jvp_fn
+
+
 def jacrev(func, argnums=0, has_aux=False):
     """``f -> d f / d args[argnums]`` as a full Jacobian (output shape + input shape)."""
     if has_aux:
@@ -302,3 +326,32 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for store, attr, old in reversed(swapped):
             store[attr] = old
+
+
+def stack_module_state(models):
+    """``(params, buffers)``: for each name, the tensors of every model stacked along a new
+    dim 0 (stacked parameters are new leaves requiring grad), for ``vmap`` over an ensemble
+    with ``functional_call``."""
+    from . import stack
+    models = list(models)
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(tensors, name):
+        flags = {t.requires_grad for t in tensors}
+        if len(flags) > 1:
+            raise RuntimeError(f"Expected {name} from each model to have the same "
+                               f".requires_grad")
+        out = stack(tensors)
+        return out.detach().requires_grad_() if flags == {True} else out
+
+    all_params = [dict(m.named_parameters()) for m in models]
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    params = {k: stacked([p[k] for p in all_params], k) for k in all_params[0]}
+    buffers = {k: stacked([b[k] for b in all_buffers], k) for k in all_buffers[0]}
+    return params, buffers

@@ -21,14 +21,14 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck",
-           "GradcheckError", "graph", "functional"]
+           "GradcheckError", "graph", "functional", "Variable"]
 
 
 def _seq_of(x):
     from ..tensor import Tensor
     if x is None:
         return []
-    return [x] if isinstance(x, Tensor) else list(x)
+    return [x] if isinstance(x, (Tensor, graph.GradientEdge)) else list(x)
 
 
 def _roots(outputs, grad_outputs, create_graph):
@@ -41,6 +41,10 @@ def _roots(outputs, grad_outputs, create_graph):
                            f"{len(outputs)} tensors")
     edges, seeds = [], []
     for i, (out, g) in enumerate(zip(outputs, grads)):
+        if isinstance(out, graph.GradientEdge):
+            edges.append(out[:2])
+            seeds.append(_edge_seed(out, g, create_graph))
+            continue
         if not out._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
@@ -66,6 +70,23 @@ def _roots(outputs, grad_outputs, create_graph):
         edges.append(edge(out))
         seeds.append(seed)
     return edges, seeds
+
+
+def _edge_seed(e, g, create_graph):
+    """The seed gradient of a GradientEdge output: ``g``, or ones when the edge is a leaf's
+    (a non-leaf node does not record its output's shape, so it needs ``g``)."""
+    from ..tensor import Tensor
+    if g is None:
+        var = getattr(e.node, "variable", None)
+        if var is None:
+            raise RuntimeError("gpugrad: a GradientEdge output that is not a leaf's needs its "
+                               "grad_outputs entry (the shape of its gradient is not recorded)")
+        if var._data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        return Tensor._make(_ones(var._data)) if create_graph else _ones(var._data)
+    if not isinstance(g, Tensor):
+        raise TypeError(f"gradient must be a Tensor or None, got {type(g).__name__}")
+    return g if create_graph else g._data
 
 
 def _ones(a):
@@ -95,6 +116,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         g = captured.get(i)
         if g is None:
             continue
+        if isinstance(t, graph.GradientEdge):
+            raise RuntimeError("gpugrad: backward(inputs=...) takes tensors; pass a "
+                               "GradientEdge to autograd.grad instead")
         if t.grad_fn is None:
             t._accumulate(g, create_graph)
             if t._post_acc_hooks:
@@ -110,6 +134,9 @@ def _targets(inputs, allow_unused):
     from ..ops._op import edge
     targets = {}
     for i, t in enumerate(inputs):
+        if isinstance(t, graph.GradientEdge):
+            targets.setdefault(t.node, []).append((i, t.output_nr))
+            continue
         if not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         node, nr = edge(t)
@@ -137,9 +164,38 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     f"The differentiated Tensor at index {i} appears to not have been used in "
                     "the graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
+                if isinstance(t, graph.GradientEdge):
+                    raise RuntimeError("materialize_grads cannot be used when the given input "
+                                       "is a GradientEdge")
                 from .._creation import zeros_like
                 g = zeros_like(t)
             result.append(g)
             continue
         result.append(_wrap_grad(g))
     return tuple(result)
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        from ..tensor import Tensor
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """Deprecated: ``Variable(t, requires_grad=False)`` is a new tensor sharing ``t``'s data, cut
+    from its graph, with ``requires_grad`` set; every tensor is an instance of ``Variable``."""
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False):
+        from ..tensor import Tensor
+        if volatile:
+            if requires_grad:
+                raise ValueError("Variable can't be volatile and require_grad at the same time!")
+            import warnings
+            warnings.warn("volatile was removed and now has no effect. Use `with "
+                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
+        if data is None:
+            from .._creation import tensor
+            data = tensor([])
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        return data.detach().requires_grad_(requires_grad)

@@ -10,6 +10,7 @@ import itertools
 import os
 import sys
 import weakref
+from typing import NamedTuple
 
 from . import anomaly
 
@@ -328,6 +329,28 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
             return None
         return hook
     return _MultiHandle([t.register_hook(hook_for(i)) for i, t in enumerate(tensors)])
+
+
+class GradientEdge(NamedTuple):
+    """Where the gradient of a tensor is computed in the backward graph: input ``output_nr`` of
+    ``node`` (the tensor's grad_fn, or its AccumulateGrad for a leaf). ``autograd.grad``
+    accepts one in place of a tensor among its inputs and outputs. ``ownership_token`` exists
+    for PyTorch compatibility; gpugrad's nodes are Python objects the edge already keeps
+    alive."""
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The GradientEdge of ``tensor``: ``autograd.grad(loss, get_gradient_edge(x))`` equals
+    ``autograd.grad(loss, x)``, and stays valid after ``x`` itself is gone."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    from ..ops._op import edge
+    node, nr = edge(tensor)
+    return GradientEdge(node, nr)
 
 
 # PyTorch keeps the saved-tensor hooks in torch.autograd.graph
