@@ -1754,3 +1754,133 @@ OP_DB += [
     _unary("i1e", _SP.i1e, lambda x: np.exp(-np.abs(x)) * _i1_ref(x), "SpecialI1EBackward0",
            (-3.0, 3.0), (0.0,)),
 ]
+
+
+# -- the remaining nn ops: CTC loss (every alignment enumerated), bicubic / antialiased / 3-D
+# interpolation (per-axis loops), fractional max pooling (windows from fixed samples) ------------
+def _cubic_w(d, a):
+    d = abs(d)
+    if d <= 1:
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+    return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a if d < 2 else 0.0
+
+
+def _bicubic_ref(x, out, align_corners):
+    """Along each trailing axis: output i sums the 4 inputs around its source, border-clamped."""
+    for axis, o in zip(range(x.ndim - len(out), x.ndim), out):
+        n = x.shape[axis]
+        parts = []
+        for i in range(o):
+            src = i * (n - 1) / (o - 1) if align_corners else (i + 0.5) * n / o - 0.5
+            f = math.floor(src)
+            parts.append(sum(_cubic_w(src - (f + k), -0.75)
+                             * np.take(x, min(max(f + k, 0), n - 1), axis) for k in (-1, 0, 1, 2)))
+        x = np.stack(parts, axis)
+    return x
+
+
+def _aa_ref(x, out, cubic):
+    """Antialiased: the filter (tent, or cubic a = -0.5) stretched by n / o over the inputs,
+    weights normalised per output."""
+    for axis, o in zip(range(x.ndim - len(out), x.ndim), out):
+        n = x.shape[axis]
+        r = n / o
+        stretch = max(r, 1.0)
+        parts = []
+        for i in range(o):
+            c = r * (i + 0.5) - 0.5
+            if cubic:
+                ws = [_cubic_w((j - c) / stretch, -0.5) for j in range(n)]
+            else:
+                ws = [max(0.0, 1 - abs(j - c) / stretch) for j in range(n)]
+            parts.append(sum(w * np.take(x, j, axis) for j, w in enumerate(ws)) / sum(ws))
+        x = np.stack(parts, axis)
+    return x
+
+
+_FRAC_U = np.array([[[0.3, 0.8], [0.55, 0.1]]])
+
+
+def _frac_starts(u, n, o, k):
+    a = (n - k) / (o - 1)
+    return [int((i + u) * a) - int(u * a) for i in range(o - 1)] + [n - k]
+
+
+def _frac_ref(x, k=(2, 3), out=(3, 4)):
+    y = np.empty(x.shape[:2] + out)
+    for c in range(x.shape[1]):
+        rows = _frac_starts(_FRAC_U[0, c, 1], x.shape[2], out[0], k[0])
+        cols = _frac_starts(_FRAC_U[0, c, 0], x.shape[3], out[1], k[1])
+        for i, h in enumerate(rows):
+            for j, w in enumerate(cols):
+                y[0, c, i, j] = x[0, c, h:h + k[0], w:w + k[1]].max()
+    return y
+
+
+_CTC_TARGETS, _CTC_IN, _CTC_TL = np.array([[1, 1], [2, 0]]), np.array([4, 3]), np.array([2, 1])
+
+
+def _ctc_collapse(path, blank=0):
+    out, prev = [], None
+    for c in path:
+        if c != prev and c != blank:
+            out.append(c)
+        prev = c
+    return out
+
+
+def _ctc_ref(x, reduction="mean"):
+    import itertools
+    lp = x - np.log(np.exp(x).sum(-1, keepdims=True))
+    nll = []
+    for n in range(lp.shape[1]):
+        target = list(_CTC_TARGETS[n, :_CTC_TL[n]])
+        total = sum(np.exp(sum(lp[t, n, c] for t, c in enumerate(path)))
+                    for path in itertools.product(range(lp.shape[2]), repeat=_CTC_IN[n])
+                    if _ctc_collapse(path) == target)
+        nll.append(-np.log(total))
+    nll = np.array(nll)
+    return {"none": nll, "sum": nll.sum(), "mean": (nll / np.maximum(_CTC_TL, 1)).mean()}[
+        reduction]
+
+
+def _ctc(x, reduction="mean"):
+    return _FN.ctc_loss(_FN.log_softmax(x, 2), _const(_CTC_TARGETS, x), _const(_CTC_IN, x),
+                        _const(_CTC_TL, x), reduction=reduction)
+
+
+OP_DB += [
+    OpEntry("ctc_loss_mean", _ctc, _ctc_ref, (((4, 2, 3),),),
+            ("CtcLossBackward0", "LogSoftmaxBackward0"), double_backward=False),
+    OpEntry("ctc_loss_none", lambda x: _ctc(x, "none"), lambda x: _ctc_ref(x, "none"),
+            (((4, 2, 3),),), ("CtcLossBackward0",), double_backward=False),
+    OpEntry("interpolate_bicubic", lambda x: _FN.interpolate(x, (5, 3), mode="bicubic"),
+            lambda x: _bicubic_ref(x, (5, 3), False), (((2, 2, 3, 4),),),
+            ("UpsampleBicubic2DBackward0",)),
+    OpEntry("interpolate_bicubic_align_corners",
+            lambda x: _FN.interpolate(x, (2, 7), mode="bicubic", align_corners=True),
+            lambda x: _bicubic_ref(x, (2, 7), True), (((1, 2, 3, 4),),),
+            ("UpsampleBicubic2DBackward0",)),
+    OpEntry("interpolate_bilinear_antialias",
+            lambda x: _FN.interpolate(x, (3, 2), mode="bilinear", antialias=True),
+            lambda x: _aa_ref(x, (3, 2), False), (((1, 2, 7, 5),),),
+            ("UpsampleBilinear2DAaBackward0",)),
+    OpEntry("interpolate_bicubic_antialias",
+            lambda x: _FN.interpolate(x, (3, 6), mode="bicubic", antialias=True),
+            lambda x: _aa_ref(x, (3, 6), True), (((1, 2, 8, 4),),),
+            ("UpsampleBicubic2DAaBackward0",)),
+    OpEntry("interpolate_trilinear", lambda x: _FN.interpolate(x, (3, 4, 2), mode="trilinear"),
+            lambda x: _linear_ref(x, (3, 4, 2), False), (((1, 2, 2, 3, 4),),),
+            ("UpsampleTrilinear3DBackward0",)),
+    OpEntry("interpolate_nearest3d", lambda x: _FN.interpolate(x, (3, 5, 2)),
+            lambda x: _nearest_ref(x, (3, 5, 2)), (((1, 2, 2, 3, 4),),),
+            ("UpsampleNearest3DBackward0",)),
+    OpEntry("interpolate_nearest_exact3d",
+            lambda x: _FN.interpolate(x, (3, 5, 2), mode="nearest-exact"),
+            lambda x: _nearest_ref(x, (3, 5, 2), exact=True), (((1, 2, 2, 3, 4),),),
+            ("UpsampleNearestExact3DBackward0",)),
+    OpEntry("fractional_max_pool2d",
+            lambda x: _FN.fractional_max_pool2d(x, (2, 3), (3, 4),
+                                                _random_samples=_const(_FRAC_U, x)),
+            _frac_ref, (((1, 2, 6, 8),),), ("FractionalMaxPool2DBackward0",)),
+]

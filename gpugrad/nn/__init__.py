@@ -86,6 +86,15 @@ from .layers_extra import (
     Dropout3d,
     FeatureAlphaDropout,
 )
+from .layers_remaining import (
+    AdaptiveLogSoftmaxWithLoss,
+    Container,
+    CTCLoss,
+    DataParallel,
+    FractionalMaxPool2d,
+    NLLLoss2d,
+    SyncBatchNorm,
+)
 from .lazy import (
     LazyBatchNorm1d,
     LazyBatchNorm2d,
@@ -221,4 +230,7 @@ __all__ = ["Module", "Parameter", "functional", "init", "utils",
            "LPPool1d", "LPPool2d", "LPPool3d", "LazyLinear", "LazyConv1d", "LazyConv2d",
            "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
            "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "UninitializedParameter",
-           "UninitializedBuffer", "Buffer"]
+           "UninitializedBuffer", "Buffer",
+           # CTC, adaptive softmax, fractional pooling, sync batch norm, data parallel, aliases
+           "CTCLoss", "AdaptiveLogSoftmaxWithLoss", "FractionalMaxPool2d", "SyncBatchNorm",
+           "DataParallel", "NLLLoss2d", "Container"]

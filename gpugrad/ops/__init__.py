@@ -4,8 +4,10 @@ from . import (
     activation,
     conv,
     conv3d,
+    ctc,
     decomp,
     extra,
+    fractional,
     index,
     linalg,
     linalg_lu,
@@ -35,7 +37,7 @@ REGISTRY = {cls.__name__: cls
             for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
                       select, extra, conv, padding, scatter, decomp, linalg_lu, matrix, misc,
                       pool, resize, special, methods_more, conv3d, pool3d, unpool, sampling,
-                      pointwise_more, special_more)
+                      pointwise_more, special_more, ctc, fractional)
             for cls in m.OPS}
 
 for _cls in REGISTRY.values():

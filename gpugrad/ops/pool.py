@@ -463,9 +463,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
                                   f"mode='{mode}'). Please open a feature request on GitHub.")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are "
-                                  "not supported by gpugrad")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not "
+                                  "supported by gpugrad")
     for name, t in (("indices", input), ("offsets", offsets)):
         if t.dtype.kind not in "iu":
             raise RuntimeError(f"Expected tensor for argument #1 '{name}' to have one of the "
@@ -493,6 +493,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         bad = int(((index < 0) | (index >= num)).argmax())
         raise RuntimeError(f"Index {bad} of input takes value {int(index[bad])} which is not in "
                            f"the valid range [0, {num})")
+    if max_norm is not None:
+        from .select import embedding_renorm_
+        embedding_renorm_(weight, index, max_norm, norm_type)
     if not include_last_offset:
         xp = _backend.xp_of(offs)
         offs = xp.concatenate([offs, xp.asarray([n], dtype=offs.dtype)])

@@ -1,9 +1,10 @@
-"""Resampling: ``interpolate`` (nearest, nearest-exact, linear, bilinear; area through adaptive
-average pooling), ``pixel_shuffle`` / ``pixel_unshuffle``, and ``unfold`` / ``fold`` (im2col /
-col2im). Upsampling is separable: along each spatial axis an output reads one input position
-(nearest) or two with weights (linear); the backward is the same kind of weighted gather with
-the taps transposed (computed once on the host), written against ``F``, so double backward
-works.
+"""Resampling: ``interpolate`` (nearest, nearest-exact, linear, bilinear, trilinear, bicubic,
+antialiased bilinear / bicubic; area through adaptive average pooling), ``pixel_shuffle`` /
+``pixel_unshuffle``, and ``unfold`` / ``fold`` (im2col / col2im). Upsampling is separable:
+along each spatial axis an output reads one input position (nearest), two with weights
+(linear), four (cubic) or those under a stretched filter (antialias); the backward is the same
+kind of weighted gather with the taps transposed (computed once on the host), written against
+``F``, so double backward works.
 """
 from __future__ import annotations
 
@@ -98,6 +99,30 @@ class UpsampleBilinear2DBackward0(_Upsample):
     __slots__ = ()
 
 
+class UpsampleNearest3DBackward0(_Upsample):
+    __slots__ = ()
+
+
+class UpsampleNearestExact3DBackward0(_Upsample):
+    __slots__ = ()
+
+
+class UpsampleTrilinear3DBackward0(_Upsample):
+    __slots__ = ()
+
+
+class UpsampleBicubic2DBackward0(_Upsample):
+    __slots__ = ()
+
+
+class UpsampleBilinear2DAaBackward0(_Upsample):
+    __slots__ = ()
+
+
+class UpsampleBicubic2DAaBackward0(_Upsample):
+    __slots__ = ()
+
+
 def _ratio(n_in, n_out, scale, align_corners, t):
     """PyTorch's source-per-output-step (area_pixel_compute_scale), in the op-math type ``t``."""
     if align_corners:
@@ -130,17 +155,71 @@ def _linear_taps(n_in, n_out, scale, align_corners, t):
     return [(i0, t(1) - l1), (i0 + (i0 < n_in - 1), l1)]
 
 
+def _cubic(x, a):
+    """The four weights of taps floor(s) - 1 .. floor(s) + 2 at offset x = s - floor(s) of the
+    cubic convolution kernel with parameter a (Keys)."""
+    def near(d):    # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):     # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    return far(x + 1), near(x), near(1 - x), far(2 - x)
+
+
+def _cubic_taps(n_in, n_out, scale, align_corners, t):
+    # NOTE: PyTorch's A = -0.75; taps outside the input read its border
+    ratio = _ratio(n_in, n_out, scale, align_corners, t)
+    dst = np.arange(n_out, dtype=t)
+    src = ratio * dst if align_corners else ratio * (dst + t(0.5)) - t(0.5)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    x = np.clip(src - i0.astype(t), t(0), t(1))
+    return [(np.clip(i0 - 1 + k, 0, n_in - 1), w.astype(t))
+            for k, w in enumerate(_cubic(x, t(-0.75)))]
+
+
+def _aa_filter(x, cubic):
+    x = np.abs(x)
+    if not cubic:
+        return np.where(x < 1, 1 - x, 0)
+    near, far = _cubic(x, -0.5)[1], _cubic(x - 1, -0.5)[0]   # PIL's a = -0.5
+    return np.where(x < 1, near, np.where(x < 2, far, 0))
+
+
+def _aa_taps(n_in, n_out, scale, align_corners, t, cubic):
+    """Antialiased taps: each output averages the inputs under the filter stretched by the
+    downsampling ratio, the weights normalised to sum to 1 (PyTorch's / PIL's)."""
+    ratio = _ratio(n_in, n_out, scale, align_corners, t)
+    half = t(2.0 if cubic else 1.0)
+    support = half * ratio if ratio >= 1 else half
+    inv = t(1) / ratio if ratio >= 1 else t(1)
+    center = (ratio * (np.arange(n_out) + 0.5)).astype(t)
+    lo = np.maximum(np.trunc(center - support + t(0.5)).astype(np.int64), 0)
+    size = np.minimum(np.trunc(center + support + t(0.5)).astype(np.int64), n_in) - lo
+    j = np.arange(max(int(size.max()), 1))
+    w = _aa_filter((j + lo[:, None] - center[:, None] + t(0.5)) * inv, cubic).astype(t)
+    w = np.where(j < size[:, None], w, t(0))
+    total = w.sum(axis=1, keepdims=True)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1), w).astype(t)
+    return [(np.minimum(lo + k, n_in - 1), w[:, k]) for k in range(j.size)]
+
+
 _UPSAMPLE = {("nearest", 3): UpsampleNearest1DBackward0, ("nearest", 4): UpsampleNearest2DBackward0,
+             ("nearest", 5): UpsampleNearest3DBackward0,
              ("nearest-exact", 3): UpsampleNearestExact1DBackward0,
              ("nearest-exact", 4): UpsampleNearestExact2DBackward0,
-             ("linear", 3): UpsampleLinear1DBackward0, ("bilinear", 4): UpsampleBilinear2DBackward0}
+             ("nearest-exact", 5): UpsampleNearestExact3DBackward0,
+             ("linear", 3): UpsampleLinear1DBackward0, ("bilinear", 4): UpsampleBilinear2DBackward0,
+             ("trilinear", 5): UpsampleTrilinear3DBackward0,
+             ("bicubic", 4): UpsampleBicubic2DBackward0}
+_ANTIALIAS = {"bilinear": UpsampleBilinear2DAaBackward0, "bicubic": UpsampleBicubic2DAaBackward0}
+_NEEDS = {"linear": 3, "bilinear": 4, "trilinear": 5}
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resize the spatial dimensions of (N, C, L) or (N, C, H, W) input to ``size`` or by
-    ``scale_factor``, as PyTorch's ``F.interpolate``."""
+    """Resize the spatial dimensions of (N, C, L), (N, C, H, W) or (N, C, D, H, W) input to
+    ``size`` or by ``scale_factor``, as PyTorch's ``F.interpolate``."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
@@ -184,29 +263,28 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported by gpugrad")
-    if input.ndim == 4 and mode == "linear":
-        raise NotImplementedError("Got 4D input, but linear mode needs 3D input")
-    if input.ndim == 3 and mode == "bilinear":
-        raise NotImplementedError("Got 3D input, but bilinear mode needs 4D input")
-    op = _UPSAMPLE.get((mode, input.ndim))
-    if op is None and not (mode == "area" and input.ndim in (3, 4)):
+    if mode in _NEEDS and input.ndim in (3, 4, 5) and input.ndim != _NEEDS[mode]:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                  f"{_NEEDS[mode]}D input")
+    op = _ANTIALIAS[mode] if antialias else _UPSAMPLE.get((mode, input.ndim))
+    if op is None and not (mode == "area" and input.ndim in (3, 4, 5)):
         if input.ndim in (3, 4, 5) and mode in _MODES.split(" | "):
             raise NotImplementedError(f"interpolate: mode={mode!r} on {input.ndim}D input is not "
                                       "supported by gpugrad")
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   f"{input.ndim}D) for the modes: {_MODES} (got {mode})")
     if any(o <= 0 for o in out) or any(n <= 0 for n in spatial):
-        names = ("W",) if dim == 1 else ("H", "W")
+        names = ("D", "H", "W")[3 - dim:]
         ins = ", ".join(f"{a}: {n}" for a, n in zip(names, spatial))
         outs = ", ".join(f"{a}: {n}" for a, n in zip(names, out))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({ins}) and output ({outs})")
     if mode == "area":
         from ..nn import more_layers
-        pool = more_layers.adaptive_avg_pool1d if dim == 1 else more_layers.adaptive_avg_pool2d
-        return pool(input, out if dim == 2 else out[0])
+        from .pool3d import adaptive_avg_pool3d
+        pool = (more_layers.adaptive_avg_pool1d, more_layers.adaptive_avg_pool2d,
+                adaptive_avg_pool3d)[dim - 1]
+        return pool(input, out if dim > 1 else out[0])
     if input.dtype.kind != "f":
         if mode != "nearest":
             raise NotImplementedError(f"interpolate: mode={mode!r} needs a floating point input, "
@@ -217,6 +295,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         s = None if scales is None else scales[axis - 2]
         if mode.startswith("nearest"):
             pairs = _nearest_taps(n_in, n_out, s, mode == "nearest-exact", t, dim == 2)
+        elif antialias:
+            pairs = _aa_taps(n_in, n_out, s, align_corners, t, mode == "bicubic")
+        elif mode == "bicubic":
+            pairs = _cubic_taps(n_in, n_out, s, align_corners, t)
         else:
             pairs = _linear_taps(n_in, n_out, s, align_corners, t)
         taps.append((axis, pairs))
@@ -428,4 +510,6 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 OPS = [UpsampleNearest1DBackward0, UpsampleNearest2DBackward0, UpsampleNearestExact1DBackward0,
        UpsampleNearestExact2DBackward0, UpsampleLinear1DBackward0, UpsampleBilinear2DBackward0,
+       UpsampleNearest3DBackward0, UpsampleNearestExact3DBackward0, UpsampleTrilinear3DBackward0,
+       UpsampleBicubic2DBackward0, UpsampleBilinear2DAaBackward0, UpsampleBicubic2DAaBackward0,
        PixelShuffleBackward0, PixelUnshuffleBackward0, Im2ColBackward0, Col2ImBackward0]

@@ -1,8 +1,9 @@
 """The spatial-transformer pair: ``affine_grid`` (sampling coordinates of an affine map) and
-``grid_sample`` (the input read at those coordinates, bilinearly or at the nearest pixel), in
-2-D and 3-D. Coordinates are normalised to [-1, 1]; clipping and reflection make the source
-index a piecewise-linear function of the grid, so each backward is written once, against the
-namespace F, with that function's slope as a constant: the gradients are differentiable again.
+``grid_sample`` (the input read at those coordinates, bilinearly, bicubically (2-D) or at the
+nearest pixel), in 2-D and 3-D. Coordinates are normalised to [-1, 1]; clipping and reflection
+make the source index a piecewise-linear function of the grid, so each backward is written once,
+against the namespace F, with that function's slope as a constant: the gradients are
+differentiable again.
 """
 from __future__ import annotations
 
@@ -107,11 +108,63 @@ def _source(xp, c, size, padding_mode, align_corners):
     return i, slope
 
 
+def _unnormalize(xp, c, size, align_corners):
+    """The source index of normalised coordinates c (no padding applied) and its slope."""
+    if align_corners:
+        return (c + 1) / 2 * (size - 1), xp.full(c.shape, (size - 1) / 2, dtype=c.dtype)
+    return ((c + 1) * size - 1) / 2, xp.full(c.shape, size / 2, dtype=c.dtype)
+
+
+def _bounded(xp, i, size, padding_mode, align_corners):
+    """An integer tap position mapped by the padding mode (border: clipped; reflection:
+    reflected, then clipped; zeros: as is; bicubic reads its 4 x 4 taps through this)."""
+    if padding_mode == "reflection":
+        i = (_reflect(xp, i, 0, 2 * (size - 1)) if align_corners else
+             _reflect(xp, i, -1, 2 * size - 1))[0]
+    if padding_mode in ("border", "reflection"):
+        i = xp.clip(i, 0, size - 1)
+    return i
+
+
+_A = -0.75   # PyTorch's cubic convolution parameter
+
+
+def _near(d):
+    return ((_A + 2) * d - (_A + 3)) * d * d + 1
+
+
+def _far(d):
+    return ((_A * d - 5 * _A) * d + 8 * _A) * d - 4 * _A
+
+
+def _dnear(d):
+    return (3 * (_A + 2) * d - 2 * (_A + 3)) * d
+
+
+def _dfar(d):
+    return (3 * _A * d - 10 * _A) * d + 8 * _A
+
+
+def _tap(t, o, cubic):
+    """The weight of the tap at offset o from floor(s), at fraction t = s - floor(s)."""
+    if not cubic:
+        return t if o else 1 - t
+    return (_far(t + 1), _near(t), _near(1 - t), _far(2 - t))[o + 1]
+
+
+def _dtap(t, o, cubic):
+    """d _tap / d t"""
+    if not cubic:
+        return 1.0 if o else -1.0
+    return (_dfar(t + 1), _dnear(t), -_dnear(1 - t), -_dfar(2 - t))[o + 1]
+
+
 class _GridSampler(Op):
-    """out[n, :, *p] = sum over the corners q around the source point s(grid[n, *p]) of
-    prod_j (t_j or 1 - t_j) x[n, :, q] (bilinear; t = s - floor(s); corners outside the input
-    read 0), or x at the nearest pixel"""
-    __slots__ = ("corners", "t", "slope", "nearest")
+    """out[n, :, *p] = sum over the taps q around the source point s(grid[n, *p]) of
+    prod_j w(q_j - floor(s_j), t_j) x[n, :, q] with t = s - floor(s): bilinear (2 taps a
+    dimension, weights 1 - t, t), bicubic (4 taps, cubic convolution with A = -0.75, each tap
+    mapped by the padding mode), or x at the nearest pixel; taps outside the input read 0"""
+    __slots__ = ("corners", "t", "slope", "mode")
     saves = (0, 1)
     saved_names = ("input", "grid")
     temps = ("corners", "t", "slope")
@@ -119,22 +172,29 @@ class _GridSampler(Op):
     def forward(self, xp, x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
         sizes = x.shape[2:]
         k, n = len(sizes), x.shape[0]
+        cubic = mode == "bicubic"
         pos, self.slope = [], []
         for j, size in enumerate(sizes):         # grid's last axis lists x (W) first
-            i, slope = _source(xp, grid[..., k - 1 - j], size, padding_mode, align_corners)
+            if cubic:
+                i, slope = _unnormalize(xp, grid[..., k - 1 - j], size, align_corners)
+            else:
+                i, slope = _source(xp, grid[..., k - 1 - j], size, padding_mode, align_corners)
             pos.append(i)
             self.slope.append(slope)
-        self.nearest = mode == "nearest"
-        if self.nearest:
-            base, self.t, bits = [xp.rint(i) for i in pos], None, [(0,) * k]
+        self.mode = mode
+        if mode == "nearest":
+            base, self.t, offsets = [xp.rint(i) for i in pos], None, [(0,) * k]
         else:
             base = [xp.floor(i) for i in pos]
             self.t = [i - b for i, b in zip(pos, base)]
-            bits = list(itertools.product((0, 1), repeat=k))
+            offsets = list(itertools.product((-1, 0, 1, 2) if cubic else (0, 1), repeat=k))
         batch = xp.arange(n).reshape((n,) + (1,) * (grid.ndim - 2)) * int(np.prod(sizes))
         self.corners = []
-        for b in bits:
+        for b in offsets:
             idx = [bj + o for bj, o in zip(base, b)]
+            if cubic:
+                idx = [_bounded(xp, i, s, padding_mode, align_corners)
+                       for i, s in zip(idx, sizes)]
             valid = None
             for i, size in zip(idx, sizes):
                 inside = (i >= 0) & (i <= size - 1)
@@ -145,7 +205,7 @@ class _GridSampler(Op):
         rows = _rows(xp, x)
         y = 0
         for b, flat, valid in self.corners:
-            w = valid if self.nearest else _weight(self.t, b) * valid
+            w = valid if self.t is None else _weight(self.t, b, cubic) * valid
             y = y + rows[flat] * w[..., None]
         return xp.ascontiguousarray(xp.moveaxis(y, -1, 1))
 
@@ -153,9 +213,10 @@ class _GridSampler(Op):
         const = (lambda a: a) if F.fast else Tensor._make
         k = x.ndim - 2
         need = self.needs_input_grad
+        nearest, cubic = self.mode == "nearest", self.mode == "bicubic"
         gyt = F.transpose(gy, (0,) + tuple(range(2, k + 2)) + (1,))    # (N, *out, C)
         t = self.t
-        if not (F.fast or self.nearest):   # t as a function of the grid, exact in value/slope
+        if not (F.fast or nearest):   # t as a function of the grid, exact in value/slope
             t = [grid[..., k - 1 - j] * const(s) + const(tj - grid._data[..., k - 1 - j] * s)
                  for j, (tj, s) in enumerate(zip(self.t, self.slope))]
         gx = ggrid = None
@@ -163,13 +224,13 @@ class _GridSampler(Op):
             rows = (x.shape[0] * int(np.prod(x.shape[2:])), x.shape[1])
             acc = None
             for b, flat, valid in self.corners:
-                w = const(valid) if self.nearest else _weight(t, b) * const(valid)
+                w = const(valid) if nearest else _weight(t, b, cubic) * const(valid)
                 part = F.index_add(rows, (flat,), gyt * F.expand_dims(w, -1))
                 acc = part if acc is None else acc + part
             acc = F.reshape(acc, (x.shape[0],) + tuple(x.shape[2:]) + (x.shape[1],))
             gx = F.transpose(acc, (0, k + 1) + tuple(range(1, k + 1)))
         if need[1]:
-            if self.nearest:
+            if nearest:
                 ggrid = F.zeros_like(grid)
             else:
                 rows = _rows(F, x)
@@ -177,7 +238,8 @@ class _GridSampler(Op):
                 for b, flat, valid in self.corners:
                     s = F.sum(gyt * rows[flat], axis=-1) * const(valid)
                     for j in range(k):
-                        gt[j] = gt[j] + s * _weight(t, b, skip=j) * (1.0 if b[j] else -1.0)
+                        gt[j] = gt[j] + s * _weight(t, b, cubic, skip=j) * _dtap(t[j], b[j],
+                                                                                cubic)
                 ggrid = F.concatenate([F.expand_dims(gt[j] * const(self.slope[j]), -1)
                                        for j in reversed(range(k))], axis=-1)
         return gx, ggrid
@@ -197,12 +259,12 @@ def _rows(F, x):
     return F.reshape(xt, (-1, x.shape[1]))
 
 
-def _weight(t, b, skip=None):
-    """prod_j (t_j if b_j else 1 - t_j) over the dimensions j other than ``skip``."""
+def _weight(t, b, cubic=False, skip=None):
+    """prod_j _tap(t_j, b_j) over the dimensions j other than ``skip``."""
     w = 1.0
     for j, (tj, bj) in enumerate(zip(t, b)):
         if j != skip:
-            w = w * (tj if bj else 1 - tj)
+            w = w * _tap(tj, bj, cubic)
     return w
 
 
@@ -238,10 +300,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
                            f"of dimensions, but got input with sizes {list(input.shape)} and "
                            f"grid with sizes {list(grid.shape)}")
-    if mode == "bicubic":
-        if k == 3:
-            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-        raise NotImplementedError("grid_sample: mode='bicubic' is not supported by gpugrad")
+    if mode == "bicubic" and k == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.dtype != grid.dtype:
         from .unpool import _TORCH_DTYPE
         raise RuntimeError(f"expected scalar type {_TORCH_DTYPE[input.dtype.name]} but found "

@@ -1,0 +1,105 @@
+"""Fractional max pooling (Graham, 2014): max pooling over windows whose start positions follow
+a pseudo-random sequence of steps of 1 or 2 (or more), drawn from one sample u in [0, 1) per
+sample, channel and spatial dimension."""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from ._op import Op
+
+
+def _starts(xp, u, n_in, n_out, pool):
+    """PyTorch's window starts: int((i + u) a) - int(u a), a = (n_in - pool) / (n_out - 1),
+    and the last window ends at the input's end. u: (N, C) -> (N, C, n_out) int64"""
+    last = xp.full(u.shape + (1,), n_in - pool, dtype=xp.int64)
+    if n_out == 1:
+        return last
+    alpha = u.dtype.type(n_in - pool) / u.dtype.type(n_out - 1)
+    i = xp.arange(n_out - 1, dtype=u.dtype)
+    seq = ((i + u[..., None]) * alpha).astype(xp.int64) - (u[..., None] * alpha).astype(xp.int64)
+    return xp.concatenate([seq, last], axis=-1)
+
+
+class FractionalMaxPool2DBackward0(Op):
+    """y[n, c, i, j] = max of x[n, c] over rows h_i .. h_i + kh - 1 and columns w_j .. w_j + kw - 1
+    (starts from ``_starts``); indices = h W + w of the first maximum, which gets the gradient"""
+    __slots__ = ("shape", "flat")
+    temps = ("flat",)
+
+    def forward(self, xp, x, samples, kernel=(2, 2), output_size=(1, 1)):
+        if x.ndim == 3:
+            y, idx = self.forward(xp, x[None], samples, kernel, output_size)
+            self.shape = x.shape
+            return y[0], idx[0]
+        n, c, h, w = x.shape
+        (kh, kw), (oh, ow) = kernel, output_size
+        rows = _starts(xp, samples[..., 1], h, oh, kh)[..., None] + xp.arange(kh)   # N C oh kh
+        cols = _starts(xp, samples[..., 0], w, ow, kw)[..., None] + xp.arange(kw)   # N C ow kw
+        pos = (rows[:, :, :, None, :, None] * w + cols[:, :, None, :, None, :])
+        pos = pos.reshape(n, c, oh, ow, kh * kw)                                    # h-major
+        base = (xp.arange(n * c) * (h * w)).reshape(n, c, 1, 1, 1)
+        vals = x.reshape(-1)[base + pos]
+        arg = vals.argmax(axis=-1)[..., None]
+        idx = xp.take_along_axis(pos, arg, axis=-1)[..., 0]
+        self.shape, self.flat = x.shape, base[..., 0] + idx
+        return xp.take_along_axis(vals, arg, axis=-1)[..., 0], idx
+
+    def backward(self, F, gy):
+        g = gy[0] if isinstance(gy, (tuple, list)) else gy
+        size = 1
+        for s in self.shape:
+            size *= s
+        flat = self.flat
+        if g.ndim == 3:   # unbatched
+            g = F.reshape(g, (1,) + tuple(g.shape))
+        gx = F.index_add((size,), (flat,), g)
+        return F.reshape(gx, self.shape)
+
+
+FractionalMaxPool2DBackward0.n_outputs = 2
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, (int, float)) else tuple(v)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """(values, indices) of fractional max pooling over (N, C, H, W) or (C, H, W) input."""
+    if output_size is None and output_ratio is None:
+        raise ValueError("fractional_max_pool2d requires specifying either an output_size or an "
+                         "output_ratio")
+    kh, kw = (int(k) for k in _pair(kernel_size))
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"fractional_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(input.shape)}")
+    if output_size is None:
+        ratio = _pair(output_ratio)
+        output_size = (int(input.shape[-2] * ratio[0]), int(input.shape[-1] * ratio[1]))
+    oh, ow = (int(o) for o in _pair(output_size))
+    h, w = input.shape[-2:]
+    if oh + kh - 1 > h:
+        raise RuntimeError(f"fractional_max_pool2d(): pool height {kh} too large relative to "
+                           f"input height {h}")
+    if ow + kw - 1 > w:
+        raise RuntimeError(f"fractional_max_pool2d(): pool width {kw} too large relative to "
+                           f"input width {w}")
+    if _random_samples is None:
+        from .._creation import rand
+        batch = 1 if input.ndim == 3 else input.shape[0]
+        _random_samples = rand(batch, input.shape[-3], 2, dtype=input.dtype, device=input.device)
+    samples = _random_samples._data if isinstance(_random_samples, Tensor) else _random_samples
+    y, idx = FractionalMaxPool2DBackward0.apply(input, kernel=(kh, kw), output_size=(oh, ow),
+                                                samples=samples.reshape(-1, input.shape[-3], 2))
+    idx._rg, idx.grad_fn = False, None   # indices are not differentiable
+    return y, idx
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """Fractional max pooling; with ``return_indices`` also the flat (h W + w) argmax."""
+    out = fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio,
+                                             return_indices, _random_samples)
+    return out if return_indices else out[0]
+
+
+OPS = [FractionalMaxPool2DBackward0]
