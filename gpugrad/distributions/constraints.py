@@ -6,14 +6,15 @@ from __future__ import annotations
 import gpugrad
 
 from .. import _backend
-from .utils import fmt
+from .utils import finfo, fmt
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-           "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-           "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
-           "positive_integer", "real", "real_vector", "simplex", "square", "symmetric",
-           "unit_interval"]
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
+           "dependent", "dependent_property", "greater_than", "greater_than_eq",
+           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+           "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative",
+           "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer",
+           "positive_semidefinite", "real", "real_vector", "simplex", "square", "stack",
+           "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -242,6 +243,126 @@ class _PositiveDefinite(_Symmetric):
         return gpugrad.as_tensor((xp.linalg.eigvalsh(a) > 0).all(-1))
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: positive diagonal, unit-norm rows (to
+    10 k eps for k columns)."""
+    event_dim = 2
+
+    def check(self, value):
+        tol = float(finfo(value.dtype).eps) * value.shape[-1] * 10
+        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        return _LowerCholesky().check(value) & ((row_norm - 1.0).abs() <= tol).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        sym = super().check(value)
+        if not bool(sym.all()):
+            return sym
+        a = value.detach()._data
+        xp = _backend.xp_of(a)
+        return gpugrad.as_tensor((xp.linalg.eigvalsh(a) >= 0).all(-1))
+
+
+class _Multinomial(Constraint):
+    """Nonnegative counts whose sum is at most ``upper_bound`` (PyTorch's weaker check)."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
+
+
+def _check_dim(dim, value):
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` on the i-th block (of ``lengths[i]``) of ``dim``, as ``cat`` joins them."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
+                                 f"({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        _check_dim(self.dim, value)
+        checks, start = [], 0
+        for c, length in zip(self.cseq, self.lengths):
+            checks.append(c.check(value.narrow(self.dim, start, length)))
+            start += length
+        return gpugrad.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` on the i-th slice of ``dim``, as ``stack`` joins them."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        _check_dim(self.dim, value)
+        slices = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
+        return gpugrad.stack([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A component's ``base_constraint`` checked against every component: the value gets the
+    component dim back (``unsqueeze(-1 - event_dim)``) and all components must hold."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError("base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -266,3 +387,8 @@ lower_cholesky = _LowerCholesky()
 square = _Square()
 symmetric = _Symmetric()
 positive_definite = _PositiveDefinite()
+positive_semidefinite = _PositiveSemidefinite()
+corr_cholesky = _CorrCholesky()
+multinomial = _Multinomial
+cat = _Cat
+stack = _Stack

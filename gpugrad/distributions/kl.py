@@ -330,3 +330,7 @@ def _kl_cauchy_cauchy(p, q):
 def _kl_same_transform(p, q):
     """KL is invariant under the shared bijection: that of the base normals"""
     return _kl_normal_normal(p._base(), q._base())
+
+
+# NOTE: imported last: those registrations use register_kl from this module
+from . import _kl_extra  # noqa: E402, F401

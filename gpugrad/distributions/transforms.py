@@ -14,8 +14,11 @@ from ..tensor import Size, Tensor
 from . import constraints
 from .utils import broadcast_all, finfo, sum_rightmost
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-           "PowerTransform", "SigmoidTransform", "SoftmaxTransform", "TanhTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
            "Transform", "identity_transform"]
 
 
@@ -301,6 +304,21 @@ class SigmoidTransform(_Stateless):
         return -softplus(-x) - softplus(x)
 
 
+class SoftplusTransform(_Stateless):
+    """y = log(1 + exp(x)); x = y + log(-expm1(-y)); log |dy/dx| = -softplus(-x)"""
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def _call(self, x):
+        return softplus(x)
+
+    def _inverse(self, y):
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x)
+
+
 class TanhTransform(_Stateless):
     """y = tanh(x); log |dy/dx| = 2 (log 2 - x - softplus(-2x))"""
     domain = constraints.real
@@ -480,3 +498,19 @@ class SoftmaxTransform(_Stateless):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return shape
+
+
+# NOTE: imported last: these modules subclass Transform from this one
+from ._functor_transforms import (  # noqa: E402
+    CatTransform,
+    CumulativeDistributionTransform,
+    IndependentTransform,
+    ReshapeTransform,
+    StackTransform,
+)
+from ._matrix_transforms import (  # noqa: E402
+    CorrCholeskyTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    StickBreakingTransform,
+)
