@@ -112,6 +112,12 @@ class Gamma(Distribution):
         a, b = self.concentration, self.rate
         return gpugrad.xlogy(a, b) + gpugrad.xlogy(a - 1, value) - b * value - a.lgamma()
 
+    def cdf(self, value):
+        """F(x) = P(a, b x), the regularised lower incomplete gamma function"""
+        if self._validate_args:
+            self._validate_sample(value)
+        return gpugrad.special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         """H = a - log b + lgamma(a) + (1 - a) digamma(a)"""
         a = self.concentration
