@@ -1,8 +1,9 @@
 """gpugrad.autograd: the backward engine's public API (``backward``, ``grad``), custom
-``Function``, grad modes, anomaly detection and gradient checking."""
+``Function``, grad modes, anomaly detection, gradient checking and forward-mode AD
+(``forward_ad``)."""
 from __future__ import annotations
 
-from . import functional, graph
+from . import forward_ad, functional, graph
 from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, set_detect_anomaly
 from .anomaly import is_enabled as is_anomaly_enabled
 from .engine import execute
@@ -21,7 +22,7 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck",
-           "GradcheckError", "graph", "functional", "Variable"]
+           "GradcheckError", "graph", "functional", "forward_ad", "Variable"]
 
 
 def _seq_of(x):

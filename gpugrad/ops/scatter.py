@@ -423,9 +423,7 @@ def index_fill(input, dim, index, value):
         if value.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
-        if value.requires_grad:
-            return IndexFillBackward1.apply(input, value, dim=dim, index=a)
-        value = value.item()
+        return IndexFillBackward1.apply(input, value, dim=dim, index=a)   # as masked_fill's
     return IndexFillBackward0.apply(input, dim=dim, index=a, value=value)
 
 

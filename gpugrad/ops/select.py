@@ -289,9 +289,9 @@ def masked_fill(input, mask, value):
         if value.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.ndim} dimension(s).")
-        if value.requires_grad:
-            return MaskedFillBackward1.apply(input, value, mask=m)
-        value = value.item()
+        # the 0-d tensor stays a tensor input (PyTorch's MaskedFillBackward1 overload): no
+        # host read of its value, and its gradient or tangent is there when one is asked for
+        return MaskedFillBackward1.apply(input, value, mask=m)
     return MaskedFillBackward0.apply(input, mask=m, value=value)
 
 
