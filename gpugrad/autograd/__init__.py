@@ -200,3 +200,11 @@ class Variable(metaclass=_VariableMeta):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         return data.detach().requires_grad_(requires_grad)
+
+
+def __getattr__(name):
+    # the profiler loads on first use (``gpugrad.autograd.profiler.profile()``)
+    if name == "profiler":
+        import importlib
+        return importlib.import_module("gpugrad.autograd.profiler")
+    raise AttributeError(f"module 'gpugrad.autograd' has no attribute '{name}'")
