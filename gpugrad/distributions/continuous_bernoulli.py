@@ -10,19 +10,19 @@ from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import (
+    BinaryParams,
     broadcast_all,
     clamp_probs,
     is_number,
     lazy_property,
     logits_to_probs,
-    probs_to_logits,
     standard_uniform,
 )
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(BinaryParams, ExponentialFamily):
     """CB(lam), lam = probs = sigmoid(logits): p(x) = C(lam) lam^x (1 - lam)^(1 - x) on [0, 1],
     C(lam) = 2 atanh(1 - 2 lam) / (1 - 2 lam) (C(1/2) = 2). Inside ``lims`` around 1/2 the
     closed forms cancel, and Taylor expansions in lam - 1/2 are used instead.
@@ -54,20 +54,13 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
         batch_shape = Size(batch_shape)
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(batch_shape))
-                new._param = getattr(new, name)
+        self._expand_param(new, batch_shape)
         ExponentialFamily.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
+    def probs(self):   # clamped away from 0 and 1, where the normaliser is singular
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 
     @property
