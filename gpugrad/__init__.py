@@ -457,11 +457,16 @@ def get_default_device():
     return default_device()
 
 
+# torch.<name> that are nn.functional's with the same positional arguments (torch.dropout's
+# third is ``train``, F.dropout's ``training``)
 _NN_FUNCTIONS = frozenset({"selu", "celu", "prelu", "group_norm", "cosine_similarity",
                            "pairwise_distance", "adaptive_avg_pool1d", "adaptive_max_pool1d",
-                           "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
-                           "max_pool1d", "max_pool2d", "avg_pool1d", "pixel_shuffle",
-                           "pixel_unshuffle"})
+                           "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                           "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d",
+                           "max_pool1d_with_indices", "avg_pool1d", "pixel_shuffle",
+                           "pixel_unshuffle", "dropout", "alpha_dropout", "feature_alpha_dropout",
+                           "bilinear", "channel_shuffle", "hardshrink", "rrelu", "threshold",
+                           "pdist", "layer_norm", "rms_norm"})
 
 
 def __getattr__(name):

@@ -72,7 +72,33 @@ def conj_physical(input):
     return input.conj_physical()
 
 
-_LOCAL = ("is_inference", "conj", "resolve_conj", "resolve_neg", "real", "imag", "is_conj",
+def detach(input):
+    return input.detach()
+
+
+def fill(input, value):
+    """A new tensor of ``input``'s shape, dtype and device holding ``value`` (out of place)."""
+    return input.detach().clone().fill_(value)
+
+
+def put(input, index, source, accumulate=False):
+    return input.put(index, source, accumulate)
+
+
+def index_put(input, indices, values, accumulate=False):
+    return input.index_put(indices, values, accumulate)
+
+
+def narrow_copy(input, dim, start, length):
+    return input.narrow_copy(dim, start, length)
+
+
+def renorm(input, p, dim, maxnorm):
+    return input.renorm(p, dim, maxnorm)
+
+
+_LOCAL = ("detach", "fill", "put", "index_put", "narrow_copy", "renorm", "is_inference",
+          "conj", "resolve_conj", "resolve_neg", "real", "imag", "is_conj",
           "is_neg", "conj_physical")
 globals().update({name: getattr(mod, name) for mod, names in _FROM.items() for name in names})
 # torch.abs_(x), torch.relu_(x) ...: the in-place methods as functions

@@ -297,3 +297,31 @@ def test_matches_pytorch(name, fn, rng):
     for g, w in zip(got, want):
         assert tuple(g.shape) == tuple(w.shape)
         np.testing.assert_allclose(to_numpy(g), w.numpy(), rtol=1e-7, atol=1e-12)
+
+
+def test_top_level_aliases_of_functional_and_of_methods(device):
+    import gpugrad.nn.functional as F
+    for name in ("conv3d", "conv_transpose3d", "max_pool3d", "max_pool1d_with_indices",
+                 "dropout", "alpha_dropout", "feature_alpha_dropout", "bilinear",
+                 "channel_shuffle", "hardshrink", "rrelu", "threshold", "pdist", "layer_norm",
+                 "rms_norm"):
+        assert getattr(gpugrad, name) is getattr(F, name), name
+    x = gpugrad.tensor([[1.0, -2.0, 3.0], [0.5, 0.0, -1.0]], device=device, requires_grad=True)
+    filled = gpugrad.fill(x, 2.0)
+    assert to_numpy(filled).tolist() == [[2.0] * 3] * 2 and not filled.requires_grad
+    assert to_numpy(x).tolist() == [[1.0, -2.0, 3.0], [0.5, 0.0, -1.0]]   # out of place
+    d = gpugrad.detach(x)
+    assert not d.requires_grad and d._data is x._data
+    z = gpugrad.zeros(4, device=device)
+    idx = gpugrad.tensor([1, 3], device=device)
+    assert to_numpy(gpugrad.put(z, idx, gpugrad.tensor([5.0, 6.0], device=device))).tolist() \
+        == [0.0, 5.0, 0.0, 6.0]
+    assert to_numpy(gpugrad.index_put(z, (idx,), gpugrad.tensor(7.0, device=device),
+                                      accumulate=True)).tolist() == [0.0, 7.0, 0.0, 7.0]
+    assert to_numpy(z).tolist() == [0.0] * 4
+    assert to_numpy(gpugrad.narrow_copy(x, 1, 1, 2)).tolist() == [[-2.0, 3.0], [0.0, -1.0]]
+    r = gpugrad.renorm(x, 2, 0, 1.0)   # rows of norm > 1 scaled to norm 1
+    np.testing.assert_allclose(np.linalg.norm(to_numpy(r), axis=1), [1.0, 1.0], rtol=1e-6)
+    assert to_numpy(gpugrad.dropout(x, 0.5, False)).tolist() == to_numpy(x).tolist()
+    assert to_numpy(gpugrad.threshold(x, 0.6, 9.0)).tolist() == [[1.0, 9.0, 3.0],
+                                                                 [9.0, 9.0, 9.0]]
