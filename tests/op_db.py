@@ -1884,3 +1884,27 @@ OP_DB += [
                                                 _random_samples=_const(_FRAC_U, x)),
             _frac_ref, (((1, 2, 6, 8),),), ("FractionalMaxPool2DBackward0",)),
 ]
+
+
+# -- 3-D fractional max pooling (windows from fixed samples u_t, u_h, u_w per channel) -----------
+_FRAC3_U = np.array([[[0.3, 0.8, 0.45], [0.55, 0.1, 0.9]]])
+
+
+def _frac3_ref(x, k=(2, 2, 3), out=(2, 3, 2)):
+    y = np.empty(x.shape[:2] + out)
+    for c in range(x.shape[1]):
+        ts, hs, ws = (_frac_starts(_FRAC3_U[0, c, a], x.shape[2 + a], out[a], k[a])
+                      for a in range(3))
+        for i, t in enumerate(ts):
+            for j, h in enumerate(hs):
+                for m, w in enumerate(ws):
+                    y[0, c, i, j, m] = x[0, c, t:t + k[0], h:h + k[1], w:w + k[2]].max()
+    return y
+
+
+OP_DB += [
+    OpEntry("fractional_max_pool3d",
+            lambda x: _FN.fractional_max_pool3d(x, (2, 2, 3), (2, 3, 2),
+                                                _random_samples=_const(_FRAC3_U, x)),
+            _frac3_ref, (((1, 2, 4, 5, 6),),), ("FractionalMaxPool3DBackward0",)),
+]

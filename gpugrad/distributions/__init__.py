@@ -30,6 +30,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -70,6 +71,7 @@ from .transforms import (
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ContinuousBernoulli", "Dirichlet", "Distribution", "Exponential",
@@ -89,3 +91,4 @@ __all__ += ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform
             "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
             "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
             "Transform", "identity_transform"]
+__all__ += ["LKJCholesky", "Wishart"]

@@ -8,7 +8,7 @@ import gpugrad
 from ..ops.loss import binary_cross_entropy_with_logits
 from ..tensor import Size
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import (
     BinaryParams,
     broadcast_all,
@@ -17,7 +17,7 @@ from .utils import (
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(BinaryParams, Distribution):
+class Bernoulli(BinaryParams, ExponentialFamily):
     """Bernoulli(p), p = sigmoid(logits): log p(x) = x log p + (1 - x) log(1 - p), x in {0, 1}."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -57,6 +57,19 @@ class Bernoulli(BinaryParams, Distribution):
         shape = self._extended_shape(sample_shape)
         with gpugrad.no_grad():
             return gpugrad.bernoulli(self.probs.expand(shape))
+
+    @property
+    def _natural_params(self):
+        """theta = logit(p)"""
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        """F = log(1 + exp(x))"""
+        return gpugrad.nn.functional.softplus(x)
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def log_prob(self, value):
         if self._validate_args:

@@ -6,13 +6,14 @@ import gpugrad
 from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma_rsample
 from .utils import broadcast_all, is_number
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """Beta(a = concentration1, b = concentration0):
     log p(x) = (a - 1) log x + (b - 1) log(1 - x) - lgamma(a) - lgamma(b) + lgamma(a + b).
     ``rsample`` goes through two Gamma draws, each reparameterised implicitly."""
@@ -59,6 +60,21 @@ class Beta(Distribution):
         ga = standard_gamma_rsample(self.concentration1.expand(shape))
         gb = standard_gamma_rsample(self.concentration0.expand(shape))
         return ga / (ga + gb)
+
+    @property
+    def _natural_params(self):
+        """theta = (a, b) against t(x) = (log x, log(1 - x)), carrier k(x) = -log x(1 - x)"""
+        return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x, y):
+        """F = lgamma(x) + lgamma(y) - lgamma(x + y)"""
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
+
+    @property
+    def _mean_carrier_measure(self):
+        """E[-log x - log(1 - x)] = 2 digamma(a + b) - digamma(a) - digamma(b)"""
+        a, b = self.concentration1, self.concentration0
+        return 2 * (a + b).digamma() - a.digamma() - b.digamma()
 
     def log_prob(self, value):
         if self._validate_args:

@@ -6,6 +6,7 @@ import gpugrad
 from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma_rsample
 
 __all__ = ["Dirichlet"]
@@ -17,7 +18,7 @@ def _argmax_one_hot(x):
     return (k == idx).to(x.dtype)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Dir(a): log p(x) = sum (a_k - 1) log x_k + lgamma(sum a_k) - sum lgamma(a_k).
     ``rsample`` normalises Gamma draws, each reparameterised implicitly."""
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
@@ -44,6 +45,21 @@ class Dirichlet(Distribution):
         shape = self._extended_shape(sample_shape)
         g = standard_gamma_rsample(self.concentration.expand(shape))
         return g / g.sum(-1, keepdim=True)
+
+    @property
+    def _natural_params(self):
+        """theta = a against t(x) = log x, carrier k(x) = -sum log x_k"""
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        """F = sum lgamma(x_k) - lgamma(sum x_k)"""
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
+    @property
+    def _mean_carrier_measure(self):
+        """E[-sum log x_k] = K digamma(a_0) - sum digamma(a_k)"""
+        a = self.concentration
+        return a.shape[-1] * a.sum(-1).digamma() - a.digamma().sum(-1)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -5,13 +5,13 @@ import gpugrad
 
 from ..tensor import Size
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, is_number, standard_uniform
 
 __all__ = ["Exponential"]
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Exp(rate): log p(x) = log rate - rate x, x >= 0."""
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
@@ -51,6 +51,19 @@ class Exponential(Distribution):
         shape = self._extended_shape(sample_shape)
         e = -(-standard_uniform(shape, self.rate.dtype, self.rate.device)).log1p()
         return e / self.rate
+
+    @property
+    def _natural_params(self):
+        """theta = -rate"""
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        """F = -log(-x)"""
+        return -(-x).log()
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def log_prob(self, value):
         if self._validate_args:

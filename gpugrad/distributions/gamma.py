@@ -9,6 +9,7 @@ from ..tensor import Size
 from . import constraints
 from ._gamma_grad import standard_gamma_grad
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, finfo, is_number, standard_normal, standard_uniform
 
 __all__ = ["Chi2", "Gamma"]
@@ -65,7 +66,7 @@ def standard_gamma_rsample(alpha):
     return StandardGammaBackward0.apply(alpha, draw=draw._data)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Gamma(concentration a, rate b): log p(x) = a log b + (a - 1) log x - b x - lgamma(a).
     ``rsample`` differentiates a draw in a implicitly: at fixed quantile u = P(a, x),
     dx/da = -(dP/da) / p(x)."""
@@ -105,6 +106,19 @@ class Gamma(Distribution):
         shape = self._extended_shape(sample_shape)
         g = standard_gamma_rsample(self.concentration.expand(shape))
         return (g / self.rate.expand(shape)).clamp(min=float(finfo(g.dtype).tiny))
+
+    @property
+    def _natural_params(self):
+        """theta = (a - 1, -b)"""
+        return self.concentration - 1, -self.rate
+
+    def _log_normalizer(self, x, y):
+        """F = lgamma(x + 1) - (x + 1) log(-y)"""
+        return (x + 1).lgamma() - (x + 1) * (-y).log()
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def log_prob(self, value):
         if self._validate_args:

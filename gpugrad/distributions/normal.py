@@ -7,12 +7,13 @@ import gpugrad
 
 from ..tensor import Size, Tensor
 from .distribution import _LocScale
+from .exp_family import ExponentialFamily
 from .utils import erfinv, standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(_LocScale):
+class Normal(_LocScale, ExponentialFamily):
     """N(loc, scale^2): log p(x) = -(x - loc)^2 / (2 scale^2) - log scale - log sqrt(2 pi)."""
 
     @property
@@ -28,6 +29,19 @@ class Normal(_LocScale):
         shape = self._extended_shape(sample_shape)
         eps = standard_normal(shape, self.loc.dtype, self.loc.device)
         return self.loc + eps * self.scale
+
+    @property
+    def _natural_params(self):
+        """theta = (loc / scale^2, -1 / (2 scale^2))"""
+        return self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal()
+
+    def _log_normalizer(self, x, y):
+        """F = -x^2 / (4 y) + log(pi / -y) / 2"""
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def log_prob(self, value):
         if self._validate_args:

@@ -6,6 +6,7 @@ import gpugrad
 from ..tensor import Size
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, is_number, standard_uniform
 
 __all__ = ["Poisson"]
@@ -64,7 +65,7 @@ def poisson_sample(rate):
         return k.to(rate.dtype)
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Poisson(rate): log p(k) = k log rate - rate - lgamma(k + 1), k = 0, 1, 2, ..."""
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
@@ -97,6 +98,15 @@ class Poisson(Distribution):
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         return poisson_sample(self.rate.detach().expand(shape))
+
+    @property
+    def _natural_params(self):
+        """theta = log rate (carrier -lgamma(k + 1), whose mean has no closed form)"""
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        """F = exp(x)"""
+        return x.exp()
 
     def log_prob(self, value):
         if self._validate_args:

@@ -92,6 +92,7 @@ from .layers_remaining import (
     CTCLoss,
     DataParallel,
     FractionalMaxPool2d,
+    FractionalMaxPool3d,
     NLLLoss2d,
     SyncBatchNorm,
 )
@@ -105,6 +106,9 @@ from .lazy import (
     LazyConvTranspose1d,
     LazyConvTranspose2d,
     LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
     LazyLinear,
     UninitializedBuffer,
     UninitializedParameter,
@@ -234,3 +238,5 @@ __all__ = ["Module", "Parameter", "functional", "init", "utils",
            # CTC, adaptive softmax, fractional pooling, sync batch norm, data parallel, aliases
            "CTCLoss", "AdaptiveLogSoftmaxWithLoss", "FractionalMaxPool2d", "SyncBatchNorm",
            "DataParallel", "NLLLoss2d", "Container"]
+__all__ += ["FractionalMaxPool3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+            "LazyInstanceNorm3d"]

@@ -8,7 +8,12 @@ from ..ops import activation, pointwise, reduce
 from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from ..ops.conv3d import conv3d, conv_transpose3d
 from ..ops.ctc import ctc_loss
-from ..ops.fractional import fractional_max_pool2d, fractional_max_pool2d_with_indices
+from ..ops.fractional import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 from ..ops.linalg import linear
 from ..ops.loss import (
     binary_cross_entropy,
@@ -150,7 +155,8 @@ __all__ = ["linear", "relu", "relu_", "leaky_relu", "gelu", "silu", "tanh", "sig
            "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
            "lp_pool3d", "affine_grid", "grid_sample",
            # CTC loss and fractional max pooling (ops/ctc.py, ops/fractional.py)
-           "ctc_loss", "fractional_max_pool2d", "fractional_max_pool2d_with_indices"]
+           "ctc_loss", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
+           "fractional_max_pool3d", "fractional_max_pool3d_with_indices"]
 
 tanh = pointwise.tanh
 sigmoid = activation.sigmoid

@@ -1,4 +1,4 @@
-"""The remaining layers and losses: CTCLoss, AdaptiveLogSoftmaxWithLoss, FractionalMaxPool2d,
+"""The remaining layers and losses: CTCLoss, AdaptiveLogSoftmaxWithLoss, FractionalMaxPool2d/3d,
 SyncBatchNorm (one process: a BatchNorm), DataParallel (one device or none: the module itself),
 and the deprecated NLLLoss2d and Container. Each is composed from existing ops."""
 from __future__ import annotations
@@ -8,7 +8,10 @@ from collections import namedtuple
 
 from .. import _creation
 from ..ops.ctc import ctc_loss
-from ..ops.fractional import fractional_max_pool2d_with_indices
+from ..ops.fractional import (
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d_with_indices,
+)
 from ..ops.reduce import log_softmax
 from ..ops.shape import cat
 from .containers import ModuleList, Sequential
@@ -16,8 +19,8 @@ from .layers import Linear, _BatchNorm
 from .loss import NLLLoss, _Loss
 from .module import Module
 
-__all__ = ["CTCLoss", "AdaptiveLogSoftmaxWithLoss", "FractionalMaxPool2d", "SyncBatchNorm",
-           "DataParallel", "NLLLoss2d", "Container"]
+__all__ = ["CTCLoss", "AdaptiveLogSoftmaxWithLoss", "FractionalMaxPool2d", "FractionalMaxPool3d",
+           "SyncBatchNorm", "DataParallel", "NLLLoss2d", "Container"]
 
 
 class CTCLoss(_Loss):
@@ -55,8 +58,9 @@ class Container(Module):
 
 
 # -- fractional max pooling -------------------------------------------------------------------
-class FractionalMaxPool2d(Module):
-    """Max pooling over pseudo-randomly placed windows (``F.fractional_max_pool2d``)."""
+class _FractionalMaxPoolNd(Module):
+    """Max pooling over pseudo-randomly placed windows (``F.fractional_max_pool2d/3d``)."""
+    _ndim, _name = 2, "FractionalMaxPool2d"
 
     def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                  _random_samples=None):
@@ -65,22 +69,33 @@ class FractionalMaxPool2d(Module):
         self.output_size, self.output_ratio = output_size, output_ratio
         self.register_buffer("_random_samples", _random_samples)
         if output_size is None and output_ratio is None:
-            raise ValueError("FractionalMaxPool2d requires specifying either an output size, or "
+            raise ValueError(f"{self._name} requires specifying either an output size, or "
                              "a pooling ratio")
         if output_size is not None and output_ratio is not None:
             raise ValueError("only one of output_size and output_ratio may be specified")
         if output_ratio is not None:
-            ratio = (output_ratio, output_ratio) if isinstance(output_ratio, (int, float)) \
-                else tuple(output_ratio)
+            ratio = ((output_ratio,) * self._ndim if isinstance(output_ratio, (int, float))
+                     else tuple(output_ratio))
             self.output_ratio = ratio
             if not all(0 < r < 1 for r in ratio):
                 raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
 
     def forward(self, input):
-        out = fractional_max_pool2d_with_indices(input, self.kernel_size, self.output_size,
-                                                 self.output_ratio, self.return_indices,
-                                                 self._random_samples)
+        pool = (fractional_max_pool2d_with_indices if self._ndim == 2
+                else fractional_max_pool3d_with_indices)
+        out = pool(input, self.kernel_size, self.output_size, self.output_ratio,
+                   self.return_indices, self._random_samples)
         return out if self.return_indices else out[0]
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Max pooling over pseudo-randomly placed windows (``F.fractional_max_pool2d``)."""
+    _ndim, _name = 2, "FractionalMaxPool2d"
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D max pooling over pseudo-randomly placed windows (``F.fractional_max_pool3d``)."""
+    _ndim, _name = 3, "FractionalMaxPool3d"
 
 
 # -- batch norm across processes ----------------------------------------------------------------

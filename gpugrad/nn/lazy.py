@@ -10,11 +10,13 @@ from ..tensor import Tensor
 from .conv_layers import ConvTranspose1d, ConvTranspose2d
 from .layers import BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, Linear
 from .layers_3d import BatchNorm3d, Conv3d, ConvTranspose3d
+from .norm_more import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .parameter import Parameter
 
 __all__ = ["UninitializedParameter", "UninitializedBuffer", "LazyLinear", "LazyConv1d",
            "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
-           "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+           "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 _NO_SHAPE = ("Can't access the shape of an uninitialized parameter or buffer. This error usually "
              "happens in `load_state_dict` when trying to load an uninitialized parameter into "
@@ -260,3 +262,35 @@ class LazyBatchNorm2d(_LazyNorm, BatchNorm2d):
 
 class LazyBatchNorm3d(_LazyNorm, BatchNorm3d):
     cls_to_become = BatchNorm3d
+
+
+class _LazyInstanceNorm(_LazyNorm):
+    """InstanceNorm whose num_features is the first input's channel dimension (dim 1, or dim 0
+    of an unbatched input); no affine parameters and no running statistics unless asked."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
+                 device=None, dtype=None):
+        super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
+
+    def initialize_parameters(self, input):
+        dims = (self._no_batch, self._no_batch + 1)
+        if input.dim() not in dims:
+            raise ValueError(f"expected {dims[0]}D or {dims[1]}D input (got {input.dim()}D "
+                             "input)")
+        # NOTE: PyTorch reads dim 1 even for unbatched input; the channel dimension is meant
+        channels = input.shape[input.dim() - self._no_batch]
+        super().initialize_parameters(input.unsqueeze(0) if input.dim() == self._no_batch
+                                      else input)
+        self.num_features = channels
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm, InstanceNorm2d):
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm, InstanceNorm3d):
+    cls_to_become = InstanceNorm3d

@@ -102,4 +102,90 @@ def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=Non
     return out if return_indices else out[0]
 
 
-OPS = [FractionalMaxPool2DBackward0]
+class FractionalMaxPool3DBackward0(Op):
+    """y[n, c, i, j, k] = max of x[n, c] over the kt x kh x kw window at (t_i, h_j, w_k), starts
+    from ``_starts`` with samples (u_t, u_h, u_w); indices = (t H + h) W + w of the first
+    maximum, which gets the gradient"""
+    __slots__ = ("shape", "flat")
+    temps = ("flat",)
+
+    def forward(self, xp, x, samples, kernel=(2, 2, 2), output_size=(1, 1, 1)):
+        if x.ndim == 4:
+            y, idx = self.forward(xp, x[None], samples, kernel, output_size)
+            self.shape = x.shape
+            return y[0], idx[0]
+        n, c, d, h, w = x.shape
+        (kt, kh, kw), (ot, oh, ow) = kernel, output_size
+        ts = _starts(xp, samples[..., 0], d, ot, kt)[..., None] + xp.arange(kt)    # N C ot kt
+        rows = _starts(xp, samples[..., 1], h, oh, kh)[..., None] + xp.arange(kh)  # N C oh kh
+        cols = _starts(xp, samples[..., 2], w, ow, kw)[..., None] + xp.arange(kw)  # N C ow kw
+        pos = (ts[:, :, :, None, None, :, None, None] * (h * w)
+               + rows[:, :, None, :, None, None, :, None] * w
+               + cols[:, :, None, None, :, None, None, :])
+        pos = pos.reshape(n, c, ot, oh, ow, kt * kh * kw)                          # t-major
+        base = (xp.arange(n * c) * (d * h * w)).reshape(n, c, 1, 1, 1, 1)
+        vals = x.reshape(-1)[base + pos]
+        arg = vals.argmax(axis=-1)[..., None]
+        idx = xp.take_along_axis(pos, arg, axis=-1)[..., 0]
+        self.shape, self.flat = x.shape, base[..., 0] + idx
+        return xp.take_along_axis(vals, arg, axis=-1)[..., 0], idx
+
+    def backward(self, F, gy):
+        g = gy[0] if isinstance(gy, (tuple, list)) else gy
+        size = 1
+        for s in self.shape:
+            size *= s
+        if g.ndim == 4:   # unbatched
+            g = F.reshape(g, (1,) + tuple(g.shape))
+        gx = F.index_add((size,), (self.flat,), g)
+        return F.reshape(gx, self.shape)
+
+
+FractionalMaxPool3DBackward0.n_outputs = 2
+
+
+def _triple(v):
+    return (v, v, v) if isinstance(v, (int, float)) else tuple(v)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """(values, indices) of fractional max pooling over (N, C, T, H, W) or (C, T, H, W) input;
+    ``_random_samples`` (N, C, 3) holds u for T, H and W."""
+    if output_size is None and output_ratio is None:
+        raise ValueError("fractional_max_pool3d requires specifying either an output_size or an "
+                         "output_ratio")
+    kernel = tuple(int(k) for k in _triple(kernel_size))
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"fractional_max_pool3d_out(): Expected 4D or 5D tensor, but got: "
+                           f"{list(input.shape)}")
+    if output_size is None:
+        ratio = _triple(output_ratio)
+        output_size = tuple(int(n * r) for n, r in zip(input.shape[-3:], ratio))
+    out = tuple(int(o) for o in _triple(output_size))
+    # NOTE: PyTorch checks time, width, height in this order, and strictly (o + k - 1 < n)
+    for i, name in ((0, "time"), (2, "width"), (1, "height")):
+        if not out[i] + kernel[i] - 1 < input.shape[i - 3]:
+            raise RuntimeError(f"fractional_max_pool3d_out(): pool {name} {kernel[i]} too "
+                               f"large relative to input {name} {input.shape[i - 3]}")
+    if _random_samples is None:
+        from .._creation import rand
+        batch = 1 if input.ndim == 4 else input.shape[0]
+        _random_samples = rand(batch, input.shape[-4], 3, dtype=input.dtype, device=input.device)
+    samples = _random_samples._data if isinstance(_random_samples, Tensor) else _random_samples
+    y, idx = FractionalMaxPool3DBackward0.apply(input, kernel=kernel, output_size=out,
+                                                samples=samples.reshape(-1, input.shape[-4], 3))
+    idx._rg, idx.grad_fn = False, None   # indices are not differentiable
+    return y, idx
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """3-D fractional max pooling; with ``return_indices`` also the flat ((t H + h) W + w)
+    argmax."""
+    out = fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio,
+                                             return_indices, _random_samples)
+    return out if return_indices else out[0]
+
+
+OPS = [FractionalMaxPool2DBackward0, FractionalMaxPool3DBackward0]
