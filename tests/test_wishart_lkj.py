@@ -29,9 +29,18 @@ def _mvlgamma(a, p):
                                                      for j in range(1, p + 1))
 
 
+def _digamma(x):
+    """psi(x) for x > 0: shift above 10 by the recurrence, then the asymptotic series"""
+    acc = 0.0
+    while x < 10:
+        acc -= 1 / x
+        x += 1
+    x2 = 1 / (x * x)
+    return acc + math.log(x) - 0.5 / x - x2 * (1 / 12 - x2 * (1 / 120 - x2 / 252))
+
+
 def _mvdigamma(a, p):
-    from scipy.special import digamma
-    return sum(digamma(a - i / 2) for i in range(p))
+    return sum(_digamma(a - i / 2) for i in range(p))
 
 
 def _wishart_logpdf(x, nu, v):
