@@ -428,3 +428,11 @@ def test_deprecated_aliases_warn():
     with pytest.warns(FutureWarning, match="`nn.Container` is deprecated"):
         c = nn.Container(a=nn.Linear(1, 1))
     assert list(dict(c.named_children())) == ["a"]
+
+
+def test_embedding_repr_names_every_option_set():
+    assert repr(nn.Embedding(10, 3)) == "Embedding(10, 3)"
+    assert repr(nn.Embedding(10, 3, max_norm=2)) == "Embedding(10, 3, max_norm=2)"
+    assert repr(nn.Embedding(10, 3, padding_idx=0, max_norm=1.0, norm_type=1.5,
+                             scale_grad_by_freq=True)) == (
+        "Embedding(10, 3, padding_idx=0, max_norm=1.0, norm_type=1.5, scale_grad_by_freq=True)")
