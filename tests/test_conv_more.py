@@ -460,10 +460,10 @@ def test_interpolate_errors():
                 "area | nearest-exact (got nearest)"):
         F.interpolate(z(2, 5), scale_factor=2)
     with raises(RuntimeError, "Input and output sizes should be greater than 0, but got input "
-                "(W: 5) and output (W: 0)"):
+                "(W: 5) output (W: 0)"):
         F.interpolate(z(1, 2, 5), scale_factor=0.1)
     with raises(RuntimeError, "Input and output sizes should be greater than 0, but got input "
-                "(H: 5, W: 4) and output (H: 0, W: 2)"):
+                "(H: 5, W: 4) output (H: 0, W: 2)"):
         F.interpolate(z(1, 2, 5, 4), size=(0, 2))
 
 

@@ -278,7 +278,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         ins = ", ".join(f"{a}: {n}" for a, n in zip(names, spatial))
         outs = ", ".join(f"{a}: {n}" for a, n in zip(names, out))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
-                           f"({ins}) and output ({outs})")
+                           f"({ins}) output ({outs})")
     if mode == "area":
         from ..nn import more_layers
         from .pool3d import adaptive_avg_pool3d
