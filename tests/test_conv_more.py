@@ -133,6 +133,11 @@ def test_conv_transpose_errors():
     with raises(RuntimeError, "dilation should be greater than zero, but got dilation_height: "
                 "0, dilation_width: 0"):
         F.conv_transpose2d(z(1, 4, 5, 5), z(4, 3, 3, 3), dilation=0)
+    # a (non-transposed) convolution lists the dilation; 1-D is seen as 2-D of height 1
+    with raises(RuntimeError, "dilation should be greater than zero, but got [0, 0]"):
+        F.conv2d(z(1, 4, 5, 5), z(3, 4, 3, 3), dilation=0)
+    with raises(RuntimeError, "dilation should be greater than zero, but got [1, 0]"):
+        F.conv1d(z(1, 4, 5), z(3, 4, 3), dilation=0)
     with raises(RuntimeError, "non-positive groups is not supported"):
         F.conv_transpose1d(z(1, 4, 5), z(4, 3, 3), groups=0)
     with raises(RuntimeError, "expected stride to be a single integer value or a list of 2 "

@@ -232,7 +232,7 @@ def _check_params(stride, padding, dilation, groups, output_padding=(0, 0), tran
     if any(p < 0 for p in output_padding):
         raise RuntimeError("negative output_padding is not supported")
     if any(d <= 0 for d in dilation):
-        if len(dilation) == 3 and not transposed:
+        if not transposed:   # PyTorch 2.13's wording; its transposed convolutions keep the names
             raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
         raise RuntimeError("dilation should be greater than zero, but got " + ", ".join(
             f"dilation_{n}: {d}" for n, d in zip(_NAMES[-len(dilation):], dilation)))
