@@ -3,12 +3,10 @@ fold and embedding bags as modules; each calls the function of the same name in
 ``functional``."""
 from __future__ import annotations
 
-import math
-
 from .. import _creation
 from . import functional as F
 from . import init
-from .layers import AvgPool2d, MaxPool2d
+from .layers import AvgPool2d, MaxPool2d, _reset_weight_and_bias
 from .module import Module
 from .parameter import Parameter
 
@@ -51,12 +49,7 @@ class _ConvTransposeNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        # PyTorch's: fan_in from the weight's dim 1, i.e. (out / groups) * prod(kernel)
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_weight_and_bias(self.weight, self.bias)
 
     def _output_padding(self, input, output_size):
         """``output_padding``, or the one that makes the output ``output_size`` (spatial, or

@@ -11,6 +11,17 @@ from .module import Module
 from .parameter import Parameter
 
 
+def _reset_weight_and_bias(weight, bias):
+    """PyTorch's default for Linear and (transposed) convolutions: U(-1/sqrt(fan_in),
+    1/sqrt(fan_in)) for both, fan_in = weight.shape[1] * prod(kernel) (for a transposed
+    convolution that is out / groups, as in PyTorch)."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in = weight.shape[1] * math.prod(weight.shape[2:])
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -35,12 +46,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        # PyTorch's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.in_features
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -81,11 +87,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.in_channels // self.groups * math.prod(self.kernel_size)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input):
         conv = F.conv1d if self._dims == 1 else F.conv2d
@@ -320,16 +322,20 @@ class Flatten(Module):
 
 
 # -- activations --------------------------------------------------------------------------------
-class ReLU(Module):
+class _InplaceActivation(Module):
+    """An activation whose only option is ``inplace`` (shown in the repr when set)."""
+
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input):
-        return F.relu(input, self.inplace)
-
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_InplaceActivation):
+    def forward(self, input):
+        return F.relu(input, self.inplace)
 
 
 class LeakyReLU(Module):
@@ -356,16 +362,9 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
+class SiLU(_InplaceActivation):
     def forward(self, input):
         return F.silu(input, self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
 
 
 class ELU(Module):
@@ -413,16 +412,9 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
-class Mish(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
+class Mish(_InplaceActivation):
     def forward(self, input):
         return F.mish(input, self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):

@@ -20,6 +20,7 @@ from ..ops.loss import _check_reduction, _legacy_reduction
 from ..ops.norm import layer_norm
 from ..tensor_inplace import inplace as _inplace
 from . import init
+from .layers import _InplaceActivation
 from .module import Module
 from .parameter import Parameter
 
@@ -355,16 +356,9 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class SELU(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
+class SELU(_InplaceActivation):
     def forward(self, input):
         return selu(input, self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
 
 
 class CELU(Module):
