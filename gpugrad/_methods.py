@@ -24,8 +24,13 @@ def _cmp(ufunc):
             return NotImplemented
         o = other._data if isinstance(other, Tensor) else other
         if isinstance(other, Tensor) and type(o) is not type(self._data):
-            from .ops._op import _device_error
-            raise _device_error(ufunc.__name__, self, other)
+            if type(o) is np.ndarray and o.ndim == 0:    # a CPU scalar joins any device
+                o = o[()]
+            elif type(self._data) is np.ndarray and self._data.ndim == 0:
+                return compare(self.to(other.device), other)
+            else:
+                from .ops._op import _device_error
+                raise _device_error(ufunc.__name__, self, other)
         return Tensor._make(np.asarray(ufunc(self._data, o)) if type(self._data) is np.ndarray
                             else ufunc(self._data, o))
     return compare

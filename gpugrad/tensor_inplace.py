@@ -3,6 +3,8 @@ bump the storage's version counter, and move the tensor (and the base of a view)
 node, as PyTorch does."""
 from __future__ import annotations
 
+import numpy as np
+
 from .autograd.grad_mode import no_grad
 from .autograd.grad_mode import state as grad_state
 from .autograd.graph import _seq
@@ -120,6 +122,8 @@ def _raw_value(v, like):
     if isinstance(v, Tensor):
         v = v._data
         if type(v) is not type(like):
+            if type(v) is np.ndarray and v.ndim == 0:   # a CPU scalar joins any device
+                return v[()]
             from .ops._op import _device_error
             raise _device_error("in-place op", Tensor._make(like), Tensor._make(v))
     return v

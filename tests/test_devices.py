@@ -114,6 +114,33 @@ def test_mixing_devices_names_both_devices_and_the_op():
 
 
 @pytest.mark.gpu
+def test_a_cpu_scalar_tensor_joins_gpu_tensors_as_in_pytorch():
+    """PyTorch lets a 0-d CPU tensor take part in an op on another device (a scalar there);
+    its gradient comes back to the CPU. A CPU tensor with dimensions still refuses."""
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    x = gpugrad.tensor([1.0, 2.0, 3.0], device="cuda", requires_grad=True)
+    s = gpugrad.tensor(2.0, requires_grad=True)
+    y = x ** s * gpugrad.tensor(3.0) + s
+    assert y.device == gpugrad.device("cuda", 0)
+    y.sum().backward()
+    assert x.grad.device.type == "cuda" and s.grad.device.type == "cpu"
+    assert x.grad.cpu().tolist() == [6.0, 12.0, 18.0]
+    assert s.grad.item() == pytest.approx(3 * sum(v * v * np.log(v) for v in (1, 2, 3)) + 3)
+    assert (x > gpugrad.tensor(1.5)).cpu().tolist() == [False, True, True]
+    assert (gpugrad.tensor(1.5) < x).cpu().tolist() == [False, True, True]
+    z = x.detach().clone()
+    z.mul_(gpugrad.tensor(2.0))
+    assert z.cpu().tolist() == [2.0, 4.0, 6.0]
+    with pytest.raises(RuntimeError, match=re.escape(
+            "found at least two devices, cuda:0 and cpu! (in MulBackward0)")):
+        x * gpugrad.tensor([2.0])
+    with pytest.raises(RuntimeError, match=re.escape(
+            "found at least two devices, cpu and cuda:0! (in MulBackward0)")):
+        gpugrad.tensor([2.0]) * gpugrad.tensor(2.0, device="cuda")
+
+
+@pytest.mark.gpu
 def test_numpy_of_a_gpu_tensor_says_call_cpu_first():
     if not gpugrad.cuda.is_available():
         pytest.skip("no CUDA device")

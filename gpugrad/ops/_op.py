@@ -166,6 +166,23 @@ def _device_error(op_name, a, b):
         f"{a.device} and {b.device}! (in {op_name})")
 
 
+def _cpu_scalar(a) -> bool:
+    return isinstance(a, Tensor) and a._data.__class__ is np.ndarray and a._data.ndim == 0
+
+
+def _mixed_devices(cls, args, kw):
+    """Inputs on two devices. As in PyTorch, a 0-d CPU tensor may join tensors of another
+    device (it is a scalar there): it moves, differentiably, and the op runs again. Any other
+    mix is an error naming both devices and the op."""
+    devices = {a.device for a in args if isinstance(a, Tensor) and not _cpu_scalar(a)}
+    if len(devices) != 1:
+        first = _first_tensor(args)
+        raise _device_error(cls.__name__, first, next(
+            a for a in args if isinstance(a, Tensor) and a.device != first.device))
+    dev = devices.pop()
+    return cls.apply(*(a.to(dev) if _cpu_scalar(a) else a for a in args), **kw)
+
+
 class Op(Node):
     """Base of every recorded operation. Subclasses set the node name as the class name."""
     __slots__ = ()
@@ -206,7 +223,7 @@ class Op(Node):
                     first = d
                 elif d.__class__ is not first.__class__ or (
                         d.__class__ is not np.ndarray and d.device != first.device):
-                    raise _device_error(cls.__name__, _first_tensor(args), a)
+                    return _mixed_devices(cls, args, kw)
                 arrays.append(d)
                 if a._rg:
                     need = True
@@ -492,7 +509,7 @@ _RUN_NAMESPACE = dict(_generic_run=Op._run, _ns_get=_array_ns.get, _array_ns=arr
                       _fit_all=_fit_all)
 _NAMESPACE = _specialize.namespace(
     Tensor=Tensor, Version=Version, NO_EDGE=NO_EDGE, xp_of=_backend.xp_of, _state=grad_state,
-    _device_error=_device_error, _first_tensor=_first_tensor, out_of_memory=out_of_memory,
+    _mixed_devices=_mixed_devices, _first_tensor=_first_tensor, out_of_memory=out_of_memory,
     _promote=_promote, _refresh_view=_refresh_view, accumulator_of=accumulator_of, _seq=_seq,
     _as_array=_as_array, _in_meta=_in_meta, anomaly=anomaly, INFERENCE_SAVED=INFERENCE_SAVED,
     _plain=_plain, _make_result=Tensor._make_result, _saved_hooks=_saved_hooks)

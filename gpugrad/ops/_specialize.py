@@ -43,8 +43,7 @@ def build(cls, n: int, namespace: dict, direct: bool = False):
         if i:
             w(f"        elif x{i}.__class__ is not first.__class__ or (")
             w(f"                x{i}.__class__ is not ndarray and x{i}.device != first.device):")
-            w(f"            raise _device_error(cls.__name__, _first_tensor(({', '.join(a)},)), "
-              f"a{i})")
+            w(f"            return _mixed_devices(cls, ({', '.join(a)},), kw)")
         w(f"        if a{i}._rg:")
         w("            need = True")
         w("    else:")
