@@ -186,11 +186,14 @@ def log_softmax_bwd(xp, y, gy):
 @kernel("nll_fwd.cu", outputs=2)
 def nll_fwd(xp, x, target, weight_col, ignore_index):
     """loss_row[i] = -w_i * x[i, target[i]],  w_row[i] = w_i: 0 where target[i] == ignore_index,
-    else weight_col[target[i]] (1 without weights). x: (rows, cols); the caller checks targets
-    (out of range, the kernel gives NaN). The CPU loss skips the weights when none apply."""
+    else weight_col[target[i]] (1 without weights). x: (rows, cols). A target out of
+    range (and not ignored) gives NaN in both outputs: the GPU does not stop to check. The CPU
+    loss checks targets itself and skips the weights when none apply."""
     valid = target != ignore_index
-    cols = xp.where(valid, target, 0)
+    inside = (target >= 0) & (target < x.shape[1])
+    cols = xp.where(valid & inside, target, 0)
     w = valid.astype(x.dtype) if weight_col is None else weight_col[cols] * valid
+    w = xp.where(valid & ~inside, x.dtype.type(np.nan), w).astype(x.dtype)
     picked = x[xp.arange(x.shape[0]), cols]
     return xp.where(valid, -(w * picked), 0).astype(x.dtype), w
 
