@@ -24,7 +24,7 @@ def _rand(shape, seed=0):
 
 
 def _close(a, b, atol=1e-10):
-    np.testing.assert_allclose(to_numpy(a), np.asarray(b), rtol=1e-9, atol=atol)
+    np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-9, atol=atol)
 
 
 def _eye(n, batch=()):

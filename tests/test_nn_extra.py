@@ -484,15 +484,19 @@ LOSS_CASES = [
      ([2.0, -1, 0], [1.0, 1, -1]), [math.log1p(math.exp(-2)), math.log1p(math.e), math.log(2)]),
     ("multilabel_soft_margin", lambda x, t: F.multilabel_soft_margin_loss(x, t, reduction="none"),
      ([[0.0, 2.0]], [[1.0, 0.0]]), [(math.log(2) + math.log1p(math.exp(2))) / 2]),
-    ("multi_margin", lambda x: F.multi_margin_loss(x, gpugrad.tensor([3]), reduction="none"),
+    ("multi_margin", lambda x: F.multi_margin_loss(x, gpugrad.tensor([3], device=x.device),
+                                                   reduction="none"),
      (X4,), [(0.3 + 0.4 + 0.6) / 4]),
     ("multi_margin_p2_weight", lambda x: F.multi_margin_loss(
-        x, gpugrad.tensor([3]), p=2, weight=gpugrad.tensor([1.0, 1, 1, 2], dtype=f64),
+        x, gpugrad.tensor([3], device=x.device), p=2,
+        weight=gpugrad.tensor([1.0, 1, 1, 2], dtype=f64, device=x.device),
         reduction="none"), (X4,), [2 * (0.09 + 0.16 + 0.36) / 4]),
     ("multilabel_margin", lambda x: F.multilabel_margin_loss(
-        x, gpugrad.tensor([[3, 0, -1, 1]]), reduction="none"), (X4,), [(1.0 + 2.4) / 4]),
+        x, gpugrad.tensor([[3, 0, -1, 1]], device=x.device), reduction="none"), (X4,),
+     [(1.0 + 2.4) / 4]),
     ("multilabel_margin_repeat", lambda x: F.multilabel_margin_loss(
-        x, gpugrad.tensor([[3, 3, -1, 1]]), reduction="none"), (X4,), [2 * 1.3 / 4]),
+        x, gpugrad.tensor([[3, 3, -1, 1]], device=x.device), reduction="none"), (X4,),
+     [2 * 1.3 / 4]),
     ("triplet_margin", lambda a, p, n: F.triplet_margin_loss(a, p, n, 2.0, eps=0.0,
                                                              reduction="none"),
      ([[0.0, 0], [0, 0]], [[3.0, 4], [1, 0]], [[1.0, 0], [0, 6]]), [6.0, 0]),

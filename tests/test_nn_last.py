@@ -155,7 +155,7 @@ def test_lazy_instance_norm_becomes_instance_norm(device, rng, lazy, plain, shap
 def test_lazy_instance_norm_defaults_unbatched_and_state_dict(device, rng):
     m = nn.LazyInstanceNorm2d()
     assert m.weight is None and m.running_mean is None and not m.has_uninitialized_params()
-    m = nn.LazyInstanceNorm2d(affine=True)
+    m = nn.LazyInstanceNorm2d(affine=True).to(device)
     x = rng.normal(size=(4, 3, 5))     # unbatched (C, H, W): C = 4
     y = m(tensor(x, device))
     assert type(m) is nn.InstanceNorm2d and m.num_features == 4 and m.weight.shape == (4,)
@@ -165,7 +165,7 @@ def test_lazy_instance_norm_defaults_unbatched_and_state_dict(device, rng):
     lazy.load_state_dict(src.state_dict())
     assert lazy.weight.shape == (6,) and lazy.running_var.shape == (6,)
     with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
-        nn.LazyInstanceNorm1d(affine=True)(tensor(np.zeros((1, 2, 3, 4)), device))
+        nn.LazyInstanceNorm1d(affine=True).to(device)(tensor(np.zeros((1, 2, 3, 4)), device))
 
 
 def test_lazy_instance_norm_against_torch(rng):

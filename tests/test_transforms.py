@@ -26,7 +26,7 @@ def _default_validation():
 
 
 def close(a, b, rtol=1e-12, atol=1e-12):
-    np.testing.assert_allclose(to_numpy(a), b, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=rtol, atol=atol)
 
 
 def grad_tensor(data, device="cpu"):
