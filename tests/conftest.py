@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import importlib
+import os
 
 import numpy as np
 import pytest
 
 import gpugrad
 from gpugrad import nn
+
+if os.environ.get("GPUGRAD_CUPY_SIM") == "1":   # the CUDA halves against simulated CuPy
+    import cupy_sim
+    cupy_sim.install()
 
 
 def cuda_available() -> bool:
