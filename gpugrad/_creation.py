@@ -99,7 +99,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if device is not None:
         a = _backend.to_device(a, _backend.device(device))
     elif isinstance(a, np.ndarray) and _backend.default_device().type != "cpu" and not (
-            isinstance(data, Tensor) or _backend.is_array(data)):
+            isinstance(data, Tensor)):   # lists and numpy arrays alike go to the default device
         a = _backend.to_device(a, _backend.default_device())
     return _finish(a, requires_grad)
 
@@ -111,6 +111,8 @@ def as_tensor(data, dtype=None, device=None):
         return out if device is None else out.to(device)
     if _backend.is_array(data) and not isinstance(data, np.generic):
         a = data if dtype is None else data.astype(as_dtype(dtype), copy=False)
+        if device is None and type(a) is np.ndarray and _backend.default_device().type != "cpu":
+            device = _backend.default_device()   # PyTorch: "constructed on the current device"
         if device is not None:
             a = _backend.to_device(a, _backend.device(device))
         return Tensor._make(a)

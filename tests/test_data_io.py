@@ -31,6 +31,30 @@ def test_model_state_dict_round_trip(tmp_path):
     np.testing.assert_array_equal(model(x).detach().numpy(), twin(x).detach().numpy())
 
 
+@pytest.mark.gpu
+def test_gpu_state_dict_loads_where_it_was_saved_or_where_mapped(tmp_path):
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    gpugrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).to("cuda")
+    opt = optim.Adam(model.parameters())
+    model(gpugrad.randn(5, 3, device="cuda")).sum().backward()
+    opt.step()
+    gpugrad.save({"model": model.state_dict(), "opt": opt.state_dict()}, tmp_path / "ck.pt")
+    back = gpugrad.load(tmp_path / "ck.pt")
+    assert {v.device.type for v in back["model"].values()} == {"cuda"}
+    host = gpugrad.load(tmp_path / "ck.pt", map_location="cpu")
+    assert {v.device.type for v in host["model"].values()} == {"cpu"}
+    for k, v in model.state_dict().items():
+        np.testing.assert_array_equal(host["model"][k].numpy(), v.cpu().numpy())
+    twin = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))     # on the CPU
+    twin.load_state_dict(back["model"])                         # copies into CPU parameters
+    assert twin[0].weight.device.type == "cpu"
+    np.testing.assert_array_equal(twin[0].weight.detach().numpy(),
+                                  model[0].weight.detach().cpu().numpy())
+    assert int(back["opt"]["state"][0]["step"]) == 1
+
+
 def test_zero_dim_tensors_and_buffers_keep_their_shape(tmp_path):
     # 0-d tensors (BatchNorm's num_batches_tracked, an Adam step) come back 0-d
     model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))

@@ -141,6 +141,23 @@ def test_a_cpu_scalar_tensor_joins_gpu_tensors_as_in_pytorch():
 
 
 @pytest.mark.gpu
+def test_default_device_places_what_pytorch_places():
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    gpugrad.set_default_device("cuda")
+    try:
+        made = {"tensor(list)": gpugrad.tensor([1.0]), "tensor(ndarray)": gpugrad.tensor(
+            np.ones(2)), "as_tensor(ndarray)": gpugrad.as_tensor(np.ones(2)),
+            "zeros": gpugrad.zeros(2), "Linear": gpugrad.nn.Linear(2, 3).weight,
+            "randn": gpugrad.randn(2)}
+        assert {k: v.device.type for k, v in made.items()} == dict.fromkeys(made, "cuda")
+        assert gpugrad.from_numpy(np.ones(2)).device.type == "cpu"    # shares host memory
+        assert gpugrad.tensor(gpugrad.ones(2, device="cpu")).device.type == "cpu"
+    finally:
+        gpugrad.set_default_device(None)
+
+
+@pytest.mark.gpu
 def test_numpy_of_a_gpu_tensor_says_call_cpu_first():
     if not gpugrad.cuda.is_available():
         pytest.skip("no CUDA device")
