@@ -2,6 +2,9 @@
 assertions: the figures depend on the machine)."""
 import json
 
+import pytest
+
+import gpugrad
 from gpugrad import bench, kernels
 
 
@@ -80,3 +83,21 @@ def test_unfused_column_runs_gpugrad_with_fusion_off():
     assert seen == ["off"] and fusion.mode() == "auto"
     plain = lambda: None  # noqa: E731
     assert _fusion_as(Impl("gpugrad", "cuda"), plain) is plain
+
+
+@pytest.mark.gpu
+def test_bench_runs_its_gpu_cases(tmp_path):
+    """The GPU columns: one elementwise step, one MLP step and one kernel's bandwidth row on
+    CUDA, each with a time and no error (the numbers themselves are not checked)."""
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    out = tmp_path / "record.json"
+    assert bench.main(["--quick", "--cases", "elementwise[n=1e4],mlp_small,bandwidth:relu_bwd*",
+                       "--devices", "cuda", "--libs", "gpugrad,floor", "--repeat", "3",
+                       "--out", str(out), "--quiet"]) == 0
+    results = {r["id"]: r for r in json.loads(out.read_text())["results"]}
+    assert {"elementwise[n=1e4]", "mlp_small"} <= results.keys()
+    assert any(k.startswith("bandwidth:relu_bwd") for k in results)
+    for rid, r in results.items():
+        for key, e in r["impls"].items():
+            assert "error" not in e, (rid, key, e)

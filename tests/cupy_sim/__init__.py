@@ -190,6 +190,7 @@ def _build():
     cp.__doc__ = "A simulated CuPy (numpy underneath); see tests/cupy_sim."
     _build_namespace(cp, real, np, "")
     cp.__version__ = real.__version__
+    cp._environment = real._environment   # where CuPy looks for NVRTC (compiling needs no GPU)
     cp.ndarray = ndarray
     cp.asnumpy = lambda a, stream=None, order="C", out=None, blocking=True: (
         a.get() if isinstance(a, ndarray) else np.asarray(a))

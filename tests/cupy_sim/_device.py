@@ -270,11 +270,20 @@ class MemoryPointer:
     """``ndarray.data``: ``ptr`` where the array starts, ``mem`` the allocation it is in."""
 
     def __init__(self, a, base=None):
+        self._owner = a   # as CuPy's pointer holds its memory: a copy through it stays valid
         self.ptr = a.__array_interface__["data"][0]
         self.device_id = 0
         root = a if base is None else base._a
         self.mem = types.SimpleNamespace(ptr=root.__array_interface__["data"][0],
                                          size=root.nbytes, device_id=0)
+
+    def copy_from_device(self, src, size):
+        import ctypes
+        if size:
+            ctypes.memmove(self.ptr, src.ptr, size)
+
+    def copy_from_device_async(self, src, size, stream=None):
+        self.copy_from_device(src, size)
 
 
 class Capsule:
