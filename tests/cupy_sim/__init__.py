@@ -105,8 +105,11 @@ class ufunc:
     def at(self, a, indices, b=None):
         if not isinstance(a, ndarray):
             raise TypeError(f"Unsupported type {type(a)}")
-        self._np.at(a._a, unwrap(indices, True), unwrap(b, True) if b is not None else None) \
-            if b is not None else self._np.at(a._a, unwrap(indices, True))
+        idx = unwrap(indices, True)
+        if b is None:
+            self._np.at(a._a, idx)
+        else:
+            self._np.at(a._a, idx, unwrap(b, True))
 
     def outer(self, A, B, **kw):
         return wrap(self._np.outer(*unwrap(_strict((A, B))), **unwrap(kw)))
