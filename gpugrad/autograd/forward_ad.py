@@ -53,6 +53,9 @@ class _Level:
     def __init__(self, index: int):
         self.index = index
         self.tangents: dict = {}
+        # id(node) -> (node, {input index or -1 for the output: tangent}) for nodes recorded
+        # from dual inputs: a differentiable backward unpacks their saved values with these
+        self.saved: dict = {}
 
     def get(self, t):
         entry = self.tangents.get(id(t))
@@ -129,6 +132,7 @@ def exit_dual_level(*, level=None) -> None:
         _uninstall()
     finally:
         _level.tangents.clear()
+        _level.saved.clear()
         _level = None
         _current_level = -1
 
@@ -247,6 +251,7 @@ def _wrap_apply(orig):
         with _Busy():
             out = orig(cls, *args, **kw)
             _propagate(level, cls, orig, args, kw, duals, out)
+        _remember_saved(level, out, duals)
         return out
     apply.__wrapped__ = orig
     return classmethod(apply)
@@ -299,6 +304,34 @@ def _propagate(level, cls, orig, args, kw, duals, out):
         # no path from the tangents to this output: its derivative is zero
         tan = _zeros(o) if r is None else r if create else r.detach()
         level.set(o, tan)
+
+
+def _remember_saved(level, out, duals) -> None:
+    first = out[0] if out.__class__ is tuple else out
+    node = getattr(first, "grad_fn", None)
+    if node is not None and hasattr(node, "_unpack"):
+        tangents = dict(duals)
+        own = level.get(first)
+        if own is not None:
+            tangents[-1] = own
+        level.saved[id(node)] = (node, tangents)
+
+
+def saved_with_tangents(node, saved, versions):
+    """Forward-over-reverse: inside a level, a differentiable backward of a node recorded from
+    dual inputs sees its saved inputs (and saved output) with their tangents, so the gradient
+    it builds carries one (``autograd.grad(..., create_graph=True)`` of a dual function)."""
+    level = _level
+    rec = level.saved.get(id(node)) if level is not None and not _local.depth else None
+    if rec is None or rec[0] is not node:
+        return saved
+    tangents = rec[1]
+    for t, entry in zip(saved, versions or ()):
+        if entry is not None and level.get(t) is None:
+            tan = tangents.get(entry[2] if entry[2] >= 0 else -1)
+            if tan is not None:
+                level.set(t, tan)
+    return saved
 
 
 def _refuse_marked(gs, first) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _backend
 from ..autograd import anomaly
+from ..autograd import forward_ad as _forward_ad
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.graph import Node, _seq, accumulator_of
@@ -409,6 +410,8 @@ class Op(Node):
                     out.append(node.variable)
                 else:
                     out.append(Tensor._make_result(value, node, nr))
+        if _forward_ad._level is not None:
+            return _forward_ad.saved_with_tangents(self, tuple(out), self._versions)
         return tuple(out)
 
     def _release(self):
