@@ -19,24 +19,37 @@ def _starts(xp, u, n_in, n_out, pool):
     return xp.concatenate([seq, last], axis=-1)
 
 
-class FractionalMaxPool2DBackward0(Op):
-    """y[n, c, i, j] = max of x[n, c] over rows h_i .. h_i + kh - 1 and columns w_j .. w_j + kw - 1
-    (starts from ``_starts``); indices = h W + w of the first maximum, which gets the gradient"""
+class _FractionalMaxPool(Op):
+    """y[n, c, o] = max of x[n, c] over the window whose start along each spatial dimension
+    comes from ``_starts``; indices = the flat (C-order) position of the first maximum, which
+    gets the gradient. ``samples`` (N, C, rank) holds u per dimension, in ``sample_axes``
+    order."""
     __slots__ = ("shape", "flat")
     temps = ("flat",)
+    rank = 2
+    sample_axes = (1, 0)   # the sample of each spatial dimension (PyTorch: w before h in 2-D)
 
-    def forward(self, xp, x, samples, kernel=(2, 2), output_size=(1, 1)):
-        if x.ndim == 3:
+    def forward(self, xp, x, samples, kernel, output_size):
+        r = self.rank
+        if x.ndim == r + 1:   # unbatched
             y, idx = self.forward(xp, x[None], samples, kernel, output_size)
             self.shape = x.shape
             return y[0], idx[0]
-        n, c, h, w = x.shape
-        (kh, kw), (oh, ow) = kernel, output_size
-        rows = _starts(xp, samples[..., 1], h, oh, kh)[..., None] + xp.arange(kh)   # N C oh kh
-        cols = _starts(xp, samples[..., 0], w, ow, kw)[..., None] + xp.arange(kw)   # N C ow kw
-        pos = (rows[:, :, :, None, :, None] * w + cols[:, :, None, :, None, :])
-        pos = pos.reshape(n, c, oh, ow, kh * kw)                                    # h-major
-        base = (xp.arange(n * c) * (h * w)).reshape(n, c, 1, 1, 1)
+        n, c, *dims = x.shape
+        pos = 0
+        for d, (size, k, o, u) in enumerate(zip(dims, kernel, output_size, self.sample_axes)):
+            win = _starts(xp, samples[..., u], size, o, k)[..., None] + xp.arange(k)  # N C o k
+            shape = [n, c] + [1] * (2 * r)
+            shape[2 + d], shape[2 + r + d] = o, k
+            stride = 1
+            for later in dims[d + 1:]:
+                stride *= later
+            pos = pos + win.reshape(shape) * stride
+        pos = pos.reshape(n, c, *output_size, -1)              # windows in C order
+        total = 1
+        for size in dims:
+            total *= size
+        base = (xp.arange(n * c) * total).reshape((n, c) + (1,) * (r + 1))
         vals = x.reshape(-1)[base + pos]
         arg = vals.argmax(axis=-1)[..., None]
         idx = xp.take_along_axis(pos, arg, axis=-1)[..., 0]
@@ -48,14 +61,27 @@ class FractionalMaxPool2DBackward0(Op):
         size = 1
         for s in self.shape:
             size *= s
-        flat = self.flat
-        if g.ndim == 3:   # unbatched
+        if g.ndim == self.rank + 1:   # unbatched
             g = F.reshape(g, (1,) + tuple(g.shape))
-        gx = F.index_add((size,), (flat,), g)
+        gx = F.index_add((size,), (self.flat,), g)
         return F.reshape(gx, self.shape)
 
 
-FractionalMaxPool2DBackward0.n_outputs = 2
+class FractionalMaxPool2DBackward0(_FractionalMaxPool):
+    """y[n, c, i, j] = max of x[n, c] over rows h_i .. h_i + kh - 1 and columns w_j .. w_j + kw - 1
+    (starts from ``_starts``); indices = h W + w of the first maximum, which gets the gradient"""
+    __slots__ = ()
+
+
+class FractionalMaxPool3DBackward0(_FractionalMaxPool):
+    """y[n, c, i, j, k] = max of x[n, c] over the kt x kh x kw window at (t_i, h_j, w_k), starts
+    from ``_starts`` with samples (u_t, u_h, u_w); indices = (t H + h) W + w of the first
+    maximum, which gets the gradient"""
+    __slots__ = ()
+    rank, sample_axes = 3, (0, 1, 2)
+
+
+FractionalMaxPool2DBackward0.n_outputs = FractionalMaxPool3DBackward0.n_outputs = 2
 
 
 def _pair(v):
@@ -100,48 +126,6 @@ def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=Non
     out = fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio,
                                              return_indices, _random_samples)
     return out if return_indices else out[0]
-
-
-class FractionalMaxPool3DBackward0(Op):
-    """y[n, c, i, j, k] = max of x[n, c] over the kt x kh x kw window at (t_i, h_j, w_k), starts
-    from ``_starts`` with samples (u_t, u_h, u_w); indices = (t H + h) W + w of the first
-    maximum, which gets the gradient"""
-    __slots__ = ("shape", "flat")
-    temps = ("flat",)
-
-    def forward(self, xp, x, samples, kernel=(2, 2, 2), output_size=(1, 1, 1)):
-        if x.ndim == 4:
-            y, idx = self.forward(xp, x[None], samples, kernel, output_size)
-            self.shape = x.shape
-            return y[0], idx[0]
-        n, c, d, h, w = x.shape
-        (kt, kh, kw), (ot, oh, ow) = kernel, output_size
-        ts = _starts(xp, samples[..., 0], d, ot, kt)[..., None] + xp.arange(kt)    # N C ot kt
-        rows = _starts(xp, samples[..., 1], h, oh, kh)[..., None] + xp.arange(kh)  # N C oh kh
-        cols = _starts(xp, samples[..., 2], w, ow, kw)[..., None] + xp.arange(kw)  # N C ow kw
-        pos = (ts[:, :, :, None, None, :, None, None] * (h * w)
-               + rows[:, :, None, :, None, None, :, None] * w
-               + cols[:, :, None, None, :, None, None, :])
-        pos = pos.reshape(n, c, ot, oh, ow, kt * kh * kw)                          # t-major
-        base = (xp.arange(n * c) * (d * h * w)).reshape(n, c, 1, 1, 1, 1)
-        vals = x.reshape(-1)[base + pos]
-        arg = vals.argmax(axis=-1)[..., None]
-        idx = xp.take_along_axis(pos, arg, axis=-1)[..., 0]
-        self.shape, self.flat = x.shape, base[..., 0] + idx
-        return xp.take_along_axis(vals, arg, axis=-1)[..., 0], idx
-
-    def backward(self, F, gy):
-        g = gy[0] if isinstance(gy, (tuple, list)) else gy
-        size = 1
-        for s in self.shape:
-            size *= s
-        if g.ndim == 4:   # unbatched
-            g = F.reshape(g, (1,) + tuple(g.shape))
-        gx = F.index_add((size,), (self.flat,), g)
-        return F.reshape(gx, self.shape)
-
-
-FractionalMaxPool3DBackward0.n_outputs = 2
 
 
 def _triple(v):
