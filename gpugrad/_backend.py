@@ -41,6 +41,11 @@ def xp_of(a):
     return _cupy if isinstance(a, _cupy.ndarray) else np
 
 
+def cpu_scalar(a) -> bool:
+    """A 0-d numpy array: PyTorch lets a 0-d CPU tensor join tensors of any device."""
+    return type(a) is np.ndarray and a.ndim == 0
+
+
 def is_array(a) -> bool:
     if isinstance(a, (np.ndarray, np.generic)):
         return True

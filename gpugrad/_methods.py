@@ -24,9 +24,9 @@ def _cmp(ufunc):
             return NotImplemented
         o = other._data if isinstance(other, Tensor) else other
         if isinstance(other, Tensor) and type(o) is not type(self._data):
-            if type(o) is np.ndarray and o.ndim == 0:    # a CPU scalar joins any device
+            if _backend.cpu_scalar(o):    # a 0-d CPU tensor joins any device, as in PyTorch
                 o = o[()]
-            elif type(self._data) is np.ndarray and self._data.ndim == 0:
+            elif _backend.cpu_scalar(self._data):
                 return compare(self.to(other.device), other)
             else:
                 from .ops._op import _device_error

@@ -3,8 +3,7 @@ bump the storage's version counter, and move the tensor (and the base of a view)
 node, as PyTorch does."""
 from __future__ import annotations
 
-import numpy as np
-
+from ._backend import cpu_scalar
 from .autograd.grad_mode import no_grad
 from .autograd.grad_mode import state as grad_state
 from .autograd.graph import _seq
@@ -122,7 +121,7 @@ def _raw_value(v, like):
     if isinstance(v, Tensor):
         v = v._data
         if type(v) is not type(like):
-            if type(v) is np.ndarray and v.ndim == 0:   # a CPU scalar joins any device
+            if cpu_scalar(v):   # a 0-d CPU tensor joins any device, as in PyTorch
                 return v[()]
             from .ops._op import _device_error
             raise _device_error("in-place op", Tensor._make(like), Tensor._make(v))

@@ -168,7 +168,7 @@ def _device_error(op_name, a, b):
 
 
 def _cpu_scalar(a) -> bool:
-    return isinstance(a, Tensor) and a._data.__class__ is np.ndarray and a._data.ndim == 0
+    return isinstance(a, Tensor) and _backend.cpu_scalar(a._data)
 
 
 def _mixed_devices(cls, args, kw):

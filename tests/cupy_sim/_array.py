@@ -146,7 +146,7 @@ class ndarray:
     # no __index__: CuPy has none, so a device array is not a Python index or range bound
 
     def __repr__(self):
-        return repr(self._a).replace("array(", "array(", 1)
+        return repr(self._a)
 
     def __str__(self):
         return str(self._a)

@@ -27,8 +27,7 @@ class MemoryPool:
     Each allocation holds a weak reference whose callback books the free."""
 
     def __init__(self):
-        self._roots: dict[int, weakref.ref] = {}   # id(numpy array) -> its weak reference
-        self._sizes: dict[int, int] = {}
+        self._roots: dict[int, tuple] = {}   # id(numpy array) -> (weak reference, bytes)
         self._used = 0
         self._cached = 0
         self._limit = 0
@@ -57,14 +56,13 @@ class MemoryPool:
 
     def _alloc(self, a: np.ndarray):
         key = id(a)
-        ref = self._roots.get(key)
-        if ref is not None and ref() is a:
+        known = self._roots.get(key)
+        if known is not None and known[0]() is a:
             return
         size = -(-a.nbytes // 512) * 512
         if size and (size > TOTAL_MEMORY or (self._limit and self._used + size > self._limit)):
             raise OutOfMemoryError(a.nbytes, self._used, self._limit)
-        self._roots[key] = weakref.ref(a, lambda r, key=key: self._freed(key, r))
-        self._sizes[key] = size
+        self._roots[key] = (weakref.ref(a, lambda r, key=key: self._freed(key, r)), size)
         self._used += size
         self._cached = max(0, self._cached - size)
         for h in self.hooks:
@@ -72,10 +70,11 @@ class MemoryPool:
                                  pmem_id=key)
 
     def _freed(self, key, ref):
-        if self._roots.get(key) is not ref:   # the id was reused by a newer allocation
+        known = self._roots.get(key)
+        if known is None or known[0] is not ref:   # the id was reused by a newer allocation
             return
         del self._roots[key]
-        size = self._sizes.pop(key)
+        size = known[1]
         self._used -= size
         self._cached += size
         for h in self.hooks:
@@ -89,12 +88,6 @@ PINNED_POOL = types.SimpleNamespace(free_all_blocks=lambda: None, n_free_blocks=
 def allocated(arr):
     """Count a new device array's memory (raising CuPy's error past the pool's limit)."""
     POOL._alloc(arr._a)
-
-
-def check_request(nbytes):
-    """Refuse, as CuPy's allocator would, a request larger than the device."""
-    if nbytes > (POOL._limit or TOTAL_MEMORY) - POOL.used_bytes():
-        raise OutOfMemoryError(nbytes, POOL.used_bytes(), POOL._limit)
 
 
 class MemoryHook:
