@@ -27,6 +27,15 @@ def test_bench_main_writes_record(tmp_path, capsys):
     assert "Warm medians" in capsys.readouterr().out
 
 
+def test_bench_runs_as_a_module():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "gpugrad.bench", "--cases", "chain100", "--list"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["overhead", "chain100[n=16]"]
+
+
 def test_every_fused_kernel_has_bench_inputs():
     for name, k in kernels.REGISTRY.items():
         args = bench.kernel_args(name, "cpu", 2000)
