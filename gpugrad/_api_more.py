@@ -24,7 +24,7 @@ _FROM = {
                  "dsplit", "split_with_sizes", "diagflat", "inner", "ger", "dist", "msort",
                  "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided",
                  "masked_scatter", "index_reduce", "addbmm", "addr", "vander", "trapezoid",
-                 "trapz", "cumulative_trapezoid", "histogram"),
+                 "trapz", "cumulative_trapezoid", "histogram", "gradient"),
     linalg_legacy: ("qr", "svd", "pinverse", "lu", "lu_solve", "lu_unpack", "triangular_solve",
                     "cholesky_solve", "cholesky_inverse", "lstsq", "matrix_rank"),
     special_more: ("igamma", "igammac"),
