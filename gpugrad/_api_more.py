@@ -93,11 +93,15 @@ def narrow_copy(input, dim, start, length):
     return input.narrow_copy(dim, start, length)
 
 
+def adjoint(input):
+    return input.adjoint()
+
+
 def renorm(input, p, dim, maxnorm):
     return input.renorm(p, dim, maxnorm)
 
 
-_LOCAL = ("detach", "fill", "put", "index_put", "narrow_copy", "renorm", "is_inference",
+_LOCAL = ("adjoint", "detach", "fill", "put", "index_put", "narrow_copy", "renorm", "is_inference",
           "conj", "resolve_conj", "resolve_neg", "real", "imag", "is_conj",
           "is_neg", "conj_physical")
 globals().update({name: getattr(mod, name) for mod, names in _FROM.items() for name in names})

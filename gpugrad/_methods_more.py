@@ -1,6 +1,7 @@
 """Tensor methods of the functions in ``ops.pointwise_more`` and ``ops.shape_more``, their
 in-place forms, the comparison and logical aliases (greater, logical_and_ ...), in-place
-products (addmm_, addr_ ...), resize_, new(), and what real tensors answer trivially (conj,
+products (addmm_, addr_ ...), resize_, new(), new_empty_strided, adjoint, the two methods that
+are nn.functional's (hardshrink, prelu), and what real tensors answer trivially (conj,
 real, is_sparse ...); plus ``TOP_LEVEL_INPLACE``, PyTorch's top-level in-place functions
 (``torch.abs_(x)`` ...)."""
 from __future__ import annotations
@@ -113,6 +114,29 @@ def _H(self):
     return _conj(sh.transpose(self, 0, 1))
 
 
+def _adjoint(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {self.ndim}-D tensor.")
+    return _conj(sh.transpose(self, -2, -1))
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
+                       requires_grad=False, pin_memory=False):
+    from ._creation_more import empty_strided
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
+
+
+def _functional(name):
+    """``t.<name>(...)``: nn.functional's <name> (loaded on first use)."""
+    def method(self, *args, **kw):
+        from .nn import functional as F
+        return getattr(F, name)(self, *args, **kw)
+    method.__name__ = name
+    return method
+
+
 def _in_place(fn):
     """The in-place form of ``fn(self, *args, **kw)``."""
     return lambda s, *a, **k: inplace(s, lambda t, *v: fn(t, *v, **k), *a)
@@ -174,6 +198,9 @@ def _install():
     T.is_conj = T.is_neg = lambda s: False
     T.real, T.imag = property(_real), property(_imag)
     T.mH, T.H = property(_mH), property(_H)
+    T.adjoint, T.new_empty_strided = _adjoint, _new_empty_strided
+    T.multiply_, T.subtract_ = T.mul_, T.sub_
+    T.hardshrink, T.prelu = _functional("hardshrink"), _functional("prelu")
 
 
 _install()

@@ -1,6 +1,6 @@
 """More Tensor methods of PyTorch's API: dtype shorthands, in-place forms of pointwise ops and
 shape changes, renorm / narrow_copy / sum_to_size, storage queries, pin_memory, put_ /
-index_put_, random fills, apply_ / map_."""
+index_put_, random fills, apply_ / map_, adjoint, new_empty_strided and the last aliases."""
 from __future__ import annotations
 
 import numpy as np
@@ -167,3 +167,30 @@ def test_apply_and_map(device):
     np.testing.assert_array_equal(to_numpy(t), [2, 5, 10])
     t.map_(tensor([1.0, 1.0, 4.0], device), lambda a, b: a - b)
     np.testing.assert_array_equal(to_numpy(t), [1, 4, 6])
+
+
+def test_adjoint_and_the_remaining_aliases(device):
+    m = tensor(np.arange(6.0).reshape(2, 3), device, requires_grad=True)
+    a = m.adjoint()
+    assert type(a.grad_fn).__name__ == "TransposeBackward0"
+    np.testing.assert_array_equal(to_numpy(gpugrad.adjoint(m)), np.arange(6.0).reshape(2, 3).T)
+    a.sum().backward()
+    np.testing.assert_array_equal(to_numpy(m.grad), np.ones((2, 3)))
+    with pytest.raises(RuntimeError, match=r"^tensor\.adjoint\(\) is only supported on matrices "
+                                           r"or batches of matrices\. Got 1-D tensor\.$"):
+        tensor([1.0, 2.0], device).adjoint()
+    y = tensor([[1.0, 2.0], [3.0, 4.0]], device)
+    assert y.subtract_(tensor([1.0, 1.0], device), alpha=2) is y
+    assert y.multiply_(3) is y
+    np.testing.assert_array_equal(to_numpy(y), [[-3.0, 0.0], [3.0, 6.0]])
+    x = tensor([-1.0, 0.2, 0.7], device)
+    np.testing.assert_array_equal(to_numpy(x.hardshrink(0.5)), [-1.0, 0.0, 0.7])
+    np.testing.assert_allclose(to_numpy(x.prelu(tensor([0.25], device))), [-0.25, 0.2, 0.7])
+
+
+def test_new_empty_strided(device):
+    x = gpugrad.zeros(3, dtype=gpugrad.float64, device=device)
+    e = x.new_empty_strided((2, 3), (1, 2))
+    assert (tuple(e.shape), e.stride(), e.dtype, e.device) == ((2, 3), (1, 2), x.dtype, x.device)
+    f = x.new_empty_strided((4,), (1,), dtype=gpugrad.int32, requires_grad=False)
+    assert (f.dtype, f.is_contiguous()) == (gpugrad.int32, True)
