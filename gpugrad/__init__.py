@@ -323,6 +323,7 @@ from .ops.unary import (
     tan,
     trunc,
 )
+from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor
 
 # numpy warns about the IEEE special values it returns (log(0), 1/0, overflow in exp); PyTorch

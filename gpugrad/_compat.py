@@ -86,8 +86,8 @@ def typename(obj) -> str:
 
 
 def is_storage(obj) -> bool:
-    """False: gpugrad tensors own their arrays and expose no storage objects."""
-    return False
+    from .storage import UntypedStorage
+    return isinstance(obj, UntypedStorage)
 
 
 _TENSOR_TYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16"}

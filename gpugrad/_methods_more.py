@@ -1,14 +1,15 @@
 """Tensor methods of the functions in ``ops.pointwise_more`` and ``ops.shape_more``, their
 in-place forms, the comparison and logical aliases (greater, logical_and_ ...), in-place
-products (addmm_, addr_ ...), resize_, new(), new_empty_strided, adjoint, the two methods that
-are nn.functional's (hardshrink, prelu), and what real tensors answer trivially (conj,
-real, is_sparse ...); plus ``TOP_LEVEL_INPLACE``, PyTorch's top-level in-place functions
+products (addmm_, addr_ ...), resize_, new(), new_empty_strided, adjoint, the storages, the two
+methods that are nn.functional's (hardshrink, prelu), and what real tensors answer trivially
+(conj, real, is_sparse ...); plus ``TOP_LEVEL_INPLACE``, PyTorch's top-level in-place functions
 (``torch.abs_(x)`` ...)."""
 from __future__ import annotations
 
 import numpy as np
 
 from . import _backend, _methods, _methods_extra  # noqa: F401  (install what is aliased here)
+from . import storage as _storage
 from ._methods import _logic
 from .ops import linalg, matrix
 from .ops import pointwise as pw
@@ -199,6 +200,7 @@ def _install():
     T.real, T.imag = property(_real), property(_imag)
     T.mH, T.H = property(_mH), property(_H)
     T.adjoint, T.new_empty_strided = _adjoint, _new_empty_strided
+    T.untyped_storage, T.storage = _storage.untyped_storage, _storage.storage
     T.multiply_, T.subtract_ = T.mul_, T.sub_
     T.hardshrink, T.prelu = _functional("hardshrink"), _functional("prelu")
 

@@ -194,3 +194,30 @@ def test_new_empty_strided(device):
     assert (tuple(e.shape), e.stride(), e.dtype, e.device) == ((2, 3), (1, 2), x.dtype, x.device)
     f = x.new_empty_strided((4,), (1,), dtype=gpugrad.int32, requires_grad=False)
     assert (f.dtype, f.is_contiguous()) == (gpugrad.int32, True)
+
+
+def test_storages_tell_which_tensors_share_memory(device):
+    x = tensor([1.0, 2.0, 3.0], device)
+    u = x.untyped_storage()
+    assert isinstance(u, gpugrad.UntypedStorage) and gpugrad.is_storage(u)
+    assert (u.nbytes(), u.size(), len(u), u.element_size(), str(u.device)) == (
+        24, 24, 24, 1, str(x.device))
+    assert u.tolist()[-8:] == list(np.array([3.0]).view(np.uint8))
+    assert x[1:].untyped_storage().data_ptr() == u.data_ptr() == x.data_ptr()
+    m = tensor(np.arange(12.0).reshape(3, 4), device)
+    assert m.t().untyped_storage().data_ptr() == m.untyped_storage().data_ptr()
+    assert m.t().contiguous().untyped_storage().data_ptr() != m.untyped_storage().data_ptr()
+    assert m.clone().untyped_storage().data_ptr() != m.untyped_storage().data_ptr()
+    with pytest.warns(UserWarning, match="^TypedStorage is deprecated"):
+        s = x[1:].storage()
+    assert isinstance(s, gpugrad.TypedStorage) and s.dtype == gpugrad.float64
+    assert (s.size(), len(s), s.element_size(), s.nbytes()) == (3, 3, 8, 24)
+    assert s.tolist() == [1.0, 2.0, 3.0] and (s[1], s[-1]) == (2.0, 3.0)
+    s[0] = 7.0   # a write through the storage is a write to every tensor viewing it
+    assert x.tolist() == [7.0, 2.0, 3.0]
+    with pytest.raises(IndexError, match="^index 3 out of range for storage of size 3$"):
+        s[3]
+    assert repr(s.cpu()) == (" 7.0\n 2.0\n 3.0\n[gpugrad.storage.TypedStorage(dtype=gpugrad."
+                             "float64, device=cpu) of size 3]")
+    assert str(gpugrad.zeros(0).untyped_storage()) == (
+        " \n[gpugrad.storage.UntypedStorage(device=cpu) of size 0]")
