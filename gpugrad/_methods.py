@@ -95,14 +95,14 @@ def _type(self, dtype=None):
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
     from ._creation import randn
     z = randn(self._data.shape, dtype=self._data.dtype, device=self.device, generator=generator)
-    return inplace(self, lambda t: z * std + mean, raw=lambda a: a.__setitem__(
+    return inplace(self, lambda t: t * 0 + (z * std + mean), raw=lambda a: a.__setitem__(
         Ellipsis, z._data * a.dtype.type(std) + a.dtype.type(mean)))
 
 
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
     from ._creation import rand
     u = rand(self._data.shape, dtype=self._data.dtype, device=self.device, generator=generator)
-    return inplace(self, lambda t: u * (b - a) + a, raw=lambda x: x.__setitem__(
+    return inplace(self, lambda t: t * 0 + (u * (b - a) + a), raw=lambda x: x.__setitem__(
         Ellipsis, u._data * x.dtype.type(b - a) + x.dtype.type(a)))
 
 

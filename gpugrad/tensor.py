@@ -480,13 +480,20 @@ def _wrap_grad(g):
     return Tensor._make(np.asarray(g) if isinstance(g, np.generic) else g)
 
 
-def _unwrap_grad(out, like):
-    """A hook's return value, back in the form the engine carries (array or tensor)."""
+def _unwrap_grad(out, like, hook=None):
+    """A hook's return value, back in the form the engine carries (array or tensor), with
+    PyTorch's checks: a hook may not change a gradient's shape or dtype."""
     if out is None:
         return None
     if not isinstance(out, Tensor):
-        raise TypeError(f"hooks must return a Tensor or None, got {type(out).__name__}")
-    if like is not None and tuple(out._data.shape) != tuple(like.shape):
-        raise RuntimeError(f"hook returned a gradient of shape {list(out._data.shape)} where "
-                           f"{list(like.shape)} was expected")
+        raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")
+    if like is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if tuple(out._data.shape) != tuple(like.shape):
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if out._data.dtype != like.dtype:
+        was = describe(like._data if isinstance(like, Tensor) else like).split()[0]
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {was} got "
+                           f"{describe(out._data).split()[0]})")
     return out if isinstance(like, Tensor) or like is None and grad_state.enabled else out._data

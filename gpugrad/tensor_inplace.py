@@ -12,6 +12,11 @@ from .tensor import Tensor, Version
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
                 "operation.")
+NO_GRAD_VIEW = (
+    "{} created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+    "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+    "moving both the view and the inplace either both inside the no_grad block (if you don't "
+    "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 HINT = (" Wrap the update in `with gpugrad.no_grad():` (as optimizers do), or use an "
         "out-of-place op.")
 _KIND = {"f": "Float", "i": "Long", "u": "Byte", "b": "Bool", "c": "ComplexFloat"}
@@ -26,8 +31,16 @@ def check(t) -> bool:
         raise RuntimeError(LEAF + HINT)
     base = t._base
     if base is not None and base._rg and base.grad_fn is None:
+        _no_grad_view(t)
         raise RuntimeError(VIEW_OF_LEAF + HINT)
     return True
+
+
+def _no_grad_view(t):
+    kind = t._meta.get("no_grad_view")
+    if kind is not None:
+        raise RuntimeError(NO_GRAD_VIEW.format("A view was" if kind == "view" else
+                                               "A view of a view which was"))
 
 
 def inplace(t, compute, *args, raw=None):
@@ -35,6 +48,8 @@ def inplace(t, compute, *args, raw=None):
     nothing needs recording."""
     record = check(t) and (t._rg or (t._base is not None and t._base._rg)
                            or any(isinstance(a, Tensor) and a._rg for a in args))
+    if record and t._base is not None:
+        _no_grad_view(t)
     if not record:
         if raw is not None:
             vals = [_raw_value(a, t._data) for a in args]
@@ -46,6 +61,7 @@ def inplace(t, compute, *args, raw=None):
         t._version_box().v += 1
         return t
     first = next(_seq)
+    old_fn, old_nr = t.grad_fn, t._out_nr
     out = compute(t, *args)
     node = out.grad_fn
     _unalias(node, t._data, first)
@@ -54,6 +70,7 @@ def inplace(t, compute, *args, raw=None):
     base = t._base
     if base is None:
         t.grad_fn, t._out_nr, t._rg = node, 0, True
+        _move_retain(old_fn, old_nr, t)
         return t
     from .ops.index import AsStridedBackward0, CopySlicesOver, ViewCopySlices
     view_fn = t._meta["view_fn"]
@@ -66,7 +83,17 @@ def inplace(t, compute, *args, raw=None):
     refreshed = AsStridedBackward0.apply(base, view_fn=view_fn)
     t.grad_fn, t._out_nr, t._rg = refreshed.grad_fn, 0, True
     t._meta["vver"] = t._vbox.v
+    _move_retain(old_fn, old_nr, t)
     return t
+
+
+def _move_retain(old_fn, old_nr, t):
+    """``retain_grad()`` follows the tensor onto its new node, as in PyTorch (its tensor hooks
+    stay with the old one: they see the gradient of the value they were registered on)."""
+    retain = old_fn is not None and old_fn._extra is not None and old_fn._extra.get("retain")
+    if retain and old_nr in retain and retain[old_nr]() is t:
+        del retain[old_nr]
+        t.retain_grad()
 
 
 def _unalias(node, old, first):

@@ -67,6 +67,8 @@ def _roots(outputs, grad_outputs, create_graph):
             if g.device != out.device:
                 raise RuntimeError(f"invalid gradient at index {i} - expected device "
                                    f"{out.device} but got {g.device}")
+            if g._data.dtype != out._data.dtype:   # as PyTorch: in the output's dtype
+                g = g.to(out.dtype)
             seed = g if create_graph else g._data
         edges.append(edge(out))
         seeds.append(seed)
@@ -147,13 +149,18 @@ def _targets(inputs, allow_unused):
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
+    ``is_grads_batched``: the first dimension of each ``grad_outputs`` entry is a batch of
+    vectors, and each result has the same leading dimension (one backward per vector)."""
     from ..tensor import _wrap_grad
     outputs, inputs = _seq_of(outputs), _seq_of(inputs)
     if allow_unused is None:
         allow_unused = materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     edges, seeds = _roots(outputs, grad_outputs, create_graph)
     captured = execute(edges, seeds, retain_graph, create_graph, _targets(inputs, allow_unused))
     result = []
@@ -173,6 +180,33 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             result.append(g)
             continue
         result.append(_wrap_grad(g))
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    from ..ops.shape import stack
+    batches = _seq_of(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+    for i, (g, out) in enumerate(zip(batches, outputs)):
+        if g is not None and tuple(g.shape[1:]) != tuple(out.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {g[0].shape if g.ndim else g.shape} "
+                f"and output[{i}] has a shape of {out.shape}. If you only want some tensors in "
+                "`grad_output` to be considered batched, consider using vmap.")
+    n = next((g.shape[0] for g in batches if g is not None), 1)
+    rows = [grad(outputs, inputs, [None if g is None else g[b] for g in batches],
+                 retain_graph=retain_graph or b < n - 1, create_graph=create_graph,
+                 allow_unused=allow_unused) for b in range(n)]
+    result = []
+    for t, column in zip(inputs, zip(*rows)):
+        if column[0] is None:   # unused: materialised unbatched, as PyTorch does
+            from .._creation import zeros_like
+            result.append(zeros_like(t) if materialize_grads else None)
+        else:
+            result.append(stack(column))
     return tuple(result)
 
 

@@ -33,6 +33,14 @@ def creation_site() -> str | None:
     return None if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
+def _count(hook, out, n):
+    """A node hook returns one value per gradient, as PyTorch checks."""
+    if len(out) != n:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got "
+                           f"{len(out)}, but expected {n})")
+
+
 def _op_name(node) -> str:
     """The op a node records, as PyTorch 2.13 names it in errors: 'Sigmoid' for SigmoidBackward0."""
     name = node.name()
@@ -166,7 +174,7 @@ class Node:
                 for fn in list(hooks):
                     out = fn(_wrap_grad(grads[nr]))
                     if out is not None:
-                        grads[nr] = _unwrap_grad(out, grads[nr])
+                        grads[nr] = _unwrap_grad(out, grads[nr], fn)
         rg = ex.get("retain")
         if rg:
             for nr, ref in rg.items():
@@ -178,10 +186,12 @@ class Node:
             for fn in list(pre):
                 out = fn(tuple(_wrap_grad(g) for g in grads))
                 if out is not None:
-                    grads = [_unwrap_grad(o, g) for o, g in zip(out, grads)]
+                    _count(fn, out, len(grads))
+                    grads = [_unwrap_grad(o, g, fn) for o, g in zip(out, grads)]
         return grads
 
     def _post(self, grad_inputs, grad_outputs):
+        """Node post-hooks: ``hook(grad_inputs, grad_outputs)`` may replace grad_inputs."""
         hooks = self._extra and self._extra.get("hooks")
         if not hooks:
             return grad_inputs
@@ -191,7 +201,8 @@ class Node:
         for fn in list(hooks):
             out = fn(gi, go)
             if out is not None:
-                gi = tuple(out)
+                _count(fn, out, len(gi))
+                gi = tuple(_unwrap_grad(o, g, fn) for o, g in zip(out, gi))
         return tuple(_unwrap_grad(o, g) for o, g in zip(gi, grad_inputs))
 
     def _release(self):
@@ -241,7 +252,7 @@ class AccumulateGrad(Node):
             for fn in list(hooks):
                 out = fn(_wrap_grad(g))
                 if out is not None:
-                    g = _unwrap_grad(out, g)
+                    g = _unwrap_grad(out, g, fn)
             grads = [g]
         return grads
 

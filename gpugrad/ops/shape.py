@@ -7,12 +7,15 @@ import math
 import numpy as np
 
 from .. import _backend
+from ..autograd.grad_mode import state as grad_state
 from ..tensor import Tensor
 from ._op import Op, unbroadcast
 
 
 def _as_view(out, x, view_fn):
-    """Mark ``out`` as a view of ``x``: same storage version counter, replayable from the base."""
+    """Mark ``out`` as a view of ``x``: same storage version counter, replayable from the base.
+    A view made while grad mode is off (or of such a view) is marked: PyTorch forbids modifying
+    it in place with grad mode on."""
     m = x._meta
     base = m.get("base") if m else None
     if base is None:
@@ -22,6 +25,10 @@ def _as_view(out, x, view_fn):
         fn = lambda a: view_fn(prev(a))  # noqa: E731
     om = out._m()
     om["base"], om["view_fn"] = base, fn
+    if not grad_state.enabled:
+        om["no_grad_view"] = "view"
+    elif m and "no_grad_view" in m:
+        om["no_grad_view"] = "view of a view"
     out._vbox = x._version_box()
     om["vver"] = out._vbox.v
     return out

@@ -1,0 +1,171 @@
+"""Autograd behaviour checked against what PyTorch does in the corners users reach: hooks that
+change a gradient's size, type or count, ``is_grads_batched``, the dtype of a returned gradient,
+``retain_grad`` across an in-place op, in-place writes to views made under ``no_grad``, and
+random fills of non-leaves. Expected values and messages are PyTorch's."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import tensor, to_numpy
+
+import gpugrad
+
+
+def _xy(device):
+    x = tensor([1.0, 2.0], device, dtype=gpugrad.float32, requires_grad=True)
+    return x, x * 2
+
+
+def myhook(g):
+    return g.double()
+
+
+@pytest.mark.parametrize("where", ["tensor", "leaf", "pre", "post"])
+def test_hooks_may_not_change_a_gradients_size_or_type(device, where):
+    def install(hook):
+        x, y = _xy(device)
+        if where == "tensor":
+            y.register_hook(hook)
+        elif where == "leaf":
+            x.register_hook(hook)
+        elif where == "pre":
+            y.grad_fn.register_prehook(lambda gs: (hook(gs[0]),))
+        else:
+            y.grad_fn.register_hook(lambda gi, go: (hook(gi[0]),) + gi[1:])
+        return y.sum()
+    name = "<lambda>" if where in ("pre", "post") else "myhook"
+    with pytest.raises(RuntimeError) as e:
+        install(myhook).backward()
+    kind = "cuda." if device == "cuda" else ""
+    assert str(e.value) == (f"hook '{name}' has changed the type of value (was "
+                            f"gpugrad.{kind}FloatTensor got gpugrad.{kind}DoubleTensor)")
+
+    def shorten(g):
+        return g[:1]
+    with pytest.raises(RuntimeError) as e:
+        install(shorten).backward()
+    assert str(e.value) == f"hook '{'<lambda>' if where in ('pre', 'post') else 'shorten'}' " \
+                           "has changed the size of value"
+
+
+def test_hook_return_values_are_checked(device):
+    x, y = _xy(device)
+    y.register_hook(lambda g: 3)
+    with pytest.raises(TypeError, match=r"^expected Variable, but hook returned 'int'$"):
+        y.sum().backward()
+    x, y = _xy(device)   # x * 2 has two inputs, the second a number (gradient None)
+    y.grad_fn.register_hook(lambda gi, go: (gi[0],))
+    with pytest.raises(RuntimeError, match=r"^hook '<lambda>' has returned an incorrect number "
+                                           r"of values \(got 1, but expected 2\)$"):
+        y.sum().backward()
+    x, y = _xy(device)
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
+    with pytest.raises(RuntimeError, match="^can't replace a None gradient with a non-None "
+                                           "value$"):
+        y.sum().backward()
+    x, y = _xy(device)
+    y.grad_fn.register_prehook(lambda go: (go[0], go[0]))
+    with pytest.raises(RuntimeError, match=r"^hook '<lambda>' has returned an incorrect number "
+                                           r"of values \(got 2, but expected 1\)$"):
+        y.sum().backward()
+    # a valid replacement goes through, and the next hook sees it
+    x, y = _xy(device)
+    y.grad_fn.register_hook(lambda gi, go: (gi[0] * 7, None))
+    y.grad_fn.register_hook(lambda gi, go: (gi[0] + 1, None))
+    y.sum().backward()
+    assert x.grad.tolist() == [15.0, 15.0]
+
+
+def test_grad_outputs_are_cast_to_the_outputs_dtype(device):
+    x, y = _xy(device)
+    g64 = tensor([1.0, 1.0], device, dtype=gpugrad.float64)
+    [g] = gpugrad.autograd.grad(y, x, grad_outputs=g64, retain_graph=True)
+    assert g.dtype == gpugrad.float32 and g.tolist() == [2.0, 2.0]
+    y.backward(tensor([1, 3], device, dtype=gpugrad.int64))
+    assert x.grad.dtype == gpugrad.float32 and x.grad.tolist() == [2.0, 6.0]
+
+
+def test_is_grads_batched(device):
+    x = tensor([1.0, 2.0], device, requires_grad=True)
+    z = tensor([1.0], device, requires_grad=True)
+    eye = tensor(np.eye(2), device)
+    [j] = gpugrad.autograd.grad(x * x, x, grad_outputs=eye, is_grads_batched=True)
+    np.testing.assert_array_equal(to_numpy(j), [[2.0, 0.0], [0.0, 4.0]])
+    j, unused = gpugrad.autograd.grad(x * x, (x, z), grad_outputs=eye, is_grads_batched=True,
+                                      allow_unused=True)
+    assert unused is None and tuple(j.shape) == (2, 2)
+    _, zero = gpugrad.autograd.grad(x * x, (x, z), grad_outputs=eye, is_grads_batched=True,
+                                    materialize_grads=True)
+    assert zero.tolist() == [0.0]   # materialised unbatched, as PyTorch does
+    [j] = gpugrad.autograd.grad(x * x, x, grad_outputs=eye, is_grads_batched=True,
+                                create_graph=True)
+    [h] = gpugrad.autograd.grad(j.sum(), x)
+    assert h.tolist() == [2.0, 2.0]
+    [rows] = gpugrad.autograd.grad(x.sum(), x, grad_outputs=tensor([1.0, 2.0, 3.0], device),
+                                   is_grads_batched=True)
+    np.testing.assert_array_equal(to_numpy(rows), [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+    y = x * x
+    gpugrad.autograd.grad(y, x, grad_outputs=eye, is_grads_batched=True)
+    with pytest.raises(RuntimeError, match="^Trying to backward through the graph a second"):
+        gpugrad.autograd.grad(y, x, grad_outputs=eye, is_grads_batched=True)
+    with pytest.raises(RuntimeError) as e:
+        gpugrad.autograd.grad(x * x, x, grad_outputs=tensor(np.ones((2, 3)), device),
+                              is_grads_batched=True)
+    assert str(e.value) == (
+        "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
+        "batch dimension. The sizes of the remaining dimensions are expected to match the shape "
+        "of corresponding output, but a mismatch was detected: grad_output[0] has a shape of "
+        "gpugrad.Size([3]) and output[0] has a shape of gpugrad.Size([2]). If you only want some "
+        "tensors in `grad_output` to be considered batched, consider using vmap.")
+
+
+def test_retain_grad_follows_the_tensor_through_an_in_place_op(device):
+    x, _ = _xy(device)
+    y = x * 1
+    y.retain_grad()
+    y.mul_(2)
+    assert y.retains_grad
+    y.sum().backward()
+    assert y.grad.tolist() == [1.0, 1.0]   # the gradient of the new value
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+NO_GRAD_VIEW = ("created in no_grad mode and is being modified inplace with grad mode "
+                "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+                "You can clarify your code by moving both the view and the inplace either both "
+                "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                "outside (if you want the inplace to be tracked).")
+
+
+def test_in_place_on_a_view_made_under_no_grad(device):
+    x, y = _xy(device)
+    with gpugrad.no_grad():
+        v, w = y[:1], x[:1]
+    for t in (v, w):
+        with pytest.raises(RuntimeError) as e:
+            t.mul_(2)
+        assert str(e.value) == "A view was " + NO_GRAD_VIEW
+    with pytest.raises(RuntimeError) as e:
+        v[:1].mul_(2)
+    assert str(e.value) == "A view of a view which was " + NO_GRAD_VIEW
+    a = tensor([0.0, 0.0, 0.0], device, dtype=gpugrad.float32)
+    with gpugrad.no_grad():
+        b = a[:2]
+    with pytest.raises(RuntimeError) as e:
+        b.add_(x)   # the write would have to be recorded
+    assert str(e.value) == "A view was " + NO_GRAD_VIEW
+    b.add_(1)   # nothing to record: allowed
+    with gpugrad.no_grad():
+        w.mul_(3)   # both under no_grad: allowed
+    assert a.tolist() == [1.0, 1.0, 0.0] and x.tolist() == [3.0, 2.0]
+
+
+@pytest.mark.parametrize("fill", ["uniform_", "normal_"])
+def test_random_fill_of_a_non_leaf_stays_in_the_graph(device, fill):
+    x, _ = _xy(device)
+    y = x * 1
+    getattr(y, fill)()
+    assert y.grad_fn is not None and not y.is_leaf and y._version == 1
+    y.add_(1)   # not a leaf: allowed
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]   # the old values no longer reach the result
