@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from conftest import tensor, to_numpy
 
 import gpugrad
 import gpugrad.nn as nn
@@ -948,3 +949,23 @@ def test_grouped_convolution_matches_torch(rng):
                                         1, 3)
     np.testing.assert_allclose(arr(ours), theirs.numpy(), rtol=1e-12)
 
+
+@pytest.mark.parametrize("kw", [{}, {"weight": [1.0, 2.0, 3.0, 4.0]}, {"label_smoothing": 0.1},
+                                {"label_smoothing": 0.1, "weight": [2.0, 2.0, 1.0, 1.0]}])
+def test_a_batch_whose_targets_are_all_ignored_has_zero_gradient(device, kw):
+    """PyTorch: the mean over no targets is NaN, but the gradient is 0 (a fully padded batch
+    must not poison the parameters)."""
+    x = tensor(np.arange(12.0).reshape(3, 4) / 7, device, requires_grad=True)
+    if "weight" in kw:
+        kw = dict(kw, weight=tensor(kw["weight"], device))
+    ignored = gpugrad.tensor([-100, -100, -100], device=device)
+    loss = F.cross_entropy(x, ignored, **kw)
+    loss.backward()
+    assert np.isnan(loss.item())
+    np.testing.assert_array_equal(to_numpy(x.grad), np.zeros((3, 4)))
+    x.grad = None
+    F.nll_loss(x, ignored, reduction="mean").backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), np.zeros((3, 4)))
+    x.grad = None   # one target left: the usual mean over it
+    F.nll_loss(x, gpugrad.tensor([-100, 2, -100], device=device)).backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [[0, 0, 0, 0], [0, 0, -1, 0], [0, 0, 0, 0]])

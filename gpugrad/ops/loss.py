@@ -64,8 +64,8 @@ class NllLossBackward0(Op):
         if xp is not np:   # the GPU: one kernel for the per-row terms, no bounds check (a sync)
             loss, w = kernels.nll_fwd(x2, t, weight, ignore_index)
             if reduction == "mean":
-                total = w.sum()
-                loss, coef = loss.sum() / total, w / -total
+                total = w.sum()   # 0 when every target is ignored: the loss is NaN, the
+                loss, coef = loss.sum() / total, w / -(total + (total == 0))  # gradient 0
             else:
                 loss = loss.sum() if reduction == "sum" else loss.reshape(target.shape)
                 coef = -w
@@ -87,8 +87,8 @@ class NllLossBackward0(Op):
         else:
             # 0 - w keeps ignored rows' gradient at +0 (PyTorch prints 0., not -0.)
             loss, total, coef = -(w * picked), w.sum(), 0 - w
-        if reduction == "mean":
-            loss, coef = loss.sum() / total, coef / total
+        if reduction == "mean":   # every target ignored: NaN loss, zero gradient (PyTorch's)
+            loss, coef = loss.sum() / total, coef / (total + (total == 0))
         elif reduction == "sum":
             loss = loss.sum()
         else:
@@ -338,10 +338,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     smooth = smooth * valid
     if reduction == "mean":
         if weight is None:
-            smooth = smooth.sum() / valid.sum()
+            total = valid.sum()
         else:
             cols = target * (target != ignore_index).to(target.dtype)
-            smooth = smooth.sum() / (weight[cols] * valid).sum()
+            total = (weight[cols] * valid).sum()
+        # all ignored: nll is already NaN; a zero total must not make the gradient NaN
+        smooth = smooth.sum() / (total + (total == 0).to(total.dtype)).detach()
     elif reduction == "sum":
         smooth = smooth.sum()
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / C)
