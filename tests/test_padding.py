@@ -215,3 +215,15 @@ def test_conv_padding_modes_match_torch(dims, kw, device, rng):
     np.testing.assert_allclose(to_numpy(x.grad), xt.grad.numpy(), rtol=1e-11, atol=1e-12)
     np.testing.assert_allclose(to_numpy(ours.weight.grad), theirs.weight.grad.numpy(),
                                rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [nn.Conv1d, nn.Conv2d, nn.Conv3d])
+def test_conv_modules_check_string_padding_when_built(cls):
+    with pytest.raises(ValueError, match=r"^padding='same' is not supported for strided "
+                                         r"convolutions$"):
+        cls(2, 2, 3, padding="same", stride=2)
+    with pytest.raises(ValueError, match=r"^Invalid padding string 'foo', should be one of "
+                                         r"\{'valid', 'same'\}$"):
+        cls(2, 2, 3, padding="foo")
+    m = cls(2, 2, 3, padding="valid", stride=2)
+    assert m.padding == "valid" and m.transposed is False

@@ -75,7 +75,13 @@ class _ConvNd(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        self.in_channels, self.out_channels = in_channels, out_channels
+        if isinstance(padding, str):
+            if padding not in ("valid", "same"):
+                raise ValueError(f"Invalid padding string '{padding}', should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and any(s != 1 for s in as_tuple(stride)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        self.in_channels, self.out_channels, self.transposed = in_channels, out_channels, False
         self.kernel_size, self.stride = as_tuple(kernel_size), as_tuple(stride)
         self.padding = padding if isinstance(padding, str) else as_tuple(padding)
         self.dilation, self.groups, self.padding_mode = as_tuple(dilation), groups, padding_mode
