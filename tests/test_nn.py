@@ -870,9 +870,13 @@ def test_dict_and_parameter_containers_register_what_they_hold():
     assert repr(pl).splitlines()[1] == (
         "    (0): Parameter containing: [gpugrad.float32 of size 2x3]")
     pd = nn.ParameterDict({"w": gpugrad.ones(2)})
+    assert repr(pd) == "ParameterDict(  (w): Parameter containing: [gpugrad.FloatTensor of " \
+                       "size 2])"   # one entry: PyTorch's one-line layout
     pd["b"] = gpugrad.zeros(1)
-    assert list(pd) == ["w", "b"] and repr(pd).startswith(
-        "ParameterDict(  (w): Parameter containing: [gpugrad.FloatTensor of size 2]")
+    assert list(pd) == ["w", "b"] and repr(pd) == (
+        "ParameterDict(\n    (w): Parameter containing: [gpugrad.FloatTensor of size 2]\n"
+        "    (b): Parameter containing: [gpugrad.FloatTensor of size 1]\n)")
+    assert list(nn.ParameterDict({"w": gpugrad.ones(1), "a": gpugrad.ones(1)})) == ["a", "w"]
     holder = nn.Module()
     holder.heads, holder.scales = d, pl
     assert len(list(holder.parameters())) == 7   # 4 from the dict of modules, 3 from the list
@@ -969,3 +973,32 @@ def test_a_batch_whose_targets_are_all_ignored_has_zero_gradient(device, kw):
     x.grad = None   # one target left: the usual mean over it
     F.nll_loss(x, gpugrad.tensor([-100, 2, -100], device=device)).backward()
     np.testing.assert_array_equal(to_numpy(x.grad), [[0, 0, 0, 0], [0, 0, -1, 0], [0, 0, 0, 0]])
+
+
+def test_container_operators_and_collapsed_repr():
+    relu, tanh = nn.ReLU(), nn.Tanh()
+    s = nn.Sequential(relu, nn.Linear(2, 2), tanh)
+    assert s.pop(1).out_features == 2 and list(s._modules) == ["0", "1"] and s[1] is tanh
+    assert list(s + nn.Sequential(relu)) == [relu, tanh, relu]
+    assert list(s * 2) == [relu, tanh, relu, tanh] and list(2 * s) == list(s * 2)
+    with pytest.raises(ValueError, match=r"^add operator supports only objects of Sequential "
+                                         r"class, but <class 'list'> is given\.$"):
+        s + [relu]
+    with pytest.raises(ValueError, match=r"^Non-positive multiplication factor 0 for <class "
+                                         r"'gpugrad\.nn\.containers\.Sequential'>$"):
+        s * 0
+    s *= 2
+    assert list(s._modules) == ["0", "1", "2", "3"]
+    ml = nn.ModuleList([nn.ReLU(), nn.ReLU(), nn.ReLU(), nn.Tanh(), nn.Linear(2, 2),
+                        nn.Linear(2, 2), nn.Linear(2, 3)])
+    assert repr(ml) == (
+        "ModuleList(\n  (0-2): 3 x ReLU()\n  (3): Tanh()\n"
+        "  (4-5): 2 x Linear(in_features=2, out_features=2, bias=True)\n"
+        "  (6): Linear(in_features=2, out_features=3, bias=True)\n)")
+    assert repr(nn.ModuleList()) == "ModuleList()"
+    assert isinstance(ml.pop(3), nn.Tanh) and len(ml + [nn.ReLU()]) == 7
+    pd = nn.ParameterDict({"b": gpugrad.ones(1), "a": gpugrad.ones(2)})
+    key, p = pd.popitem()
+    assert key == "b" and list(pd | nn.ParameterDict({"c": gpugrad.ones(1)})) == ["a", "c"]
+    assert pd.get("missing", 5) == 5 and pd.setdefault("z", gpugrad.ones(3)).shape == (3,)
+

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections import OrderedDict
 
-from .module import Module
+from .module import Module, _addindent
 from .parameter import Parameter
 
 
@@ -77,6 +77,39 @@ class Sequential(_ModuleSequence):
     def _sliced(self, items):
         return Sequential(OrderedDict(items))
 
+    def pop(self, key):
+        m = self[key]
+        del self[key]
+        return m
+
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return self.extend(list(other))
+
+    def __mul__(self, other):
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and "
+                            f"{type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for "
+                             f"{type(self)}")
+        return Sequential(*(list(self) * other))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, other):
+        mods = list((self * other)._modules.values())
+        self._renumber(mods)
+        return self
+
     def forward(self, input):
         for m in self._modules.values():
             input = m(input)
@@ -96,6 +129,27 @@ class ModuleList(_ModuleSequence):
 
     def __iadd__(self, modules):
         return self.extend(modules)
+
+    def __add__(self, other):
+        return ModuleList(list(self) + list(other))
+
+    def pop(self, index):
+        m = self[index]
+        del self[index]
+        return m
+
+    def __repr__(self):
+        """PyTorch's layout, runs of equal children collapsed: ``(0-2): 3 x ReLU()``."""
+        lines, mods = [], [_addindent(repr(m), 2) for m in self._modules.values()]
+        i = 0
+        while i < len(mods):
+            j = i
+            while j + 1 < len(mods) and mods[j + 1] == mods[i]:
+                j += 1
+            lines.append(f"({i}): {mods[i]}" if i == j else f"({i}-{j}): {j - i + 1} x {mods[i]}")
+            i = j + 1
+        body = "\n  " + "\n  ".join(lines) + "\n" if lines else ""
+        return f"{self._get_name()}({body})"
 
 
 class ModuleDict(Module):
@@ -185,10 +239,9 @@ class ParameterList(Module):
             self.append(v)
         return self
 
-    def __repr__(self):   # PyTorch's layout: four spaces, the dtype and size of each
-        lines = [f"    ({k}): Parameter containing: [gpugrad.{p.dtype} of size "
-                 f"{'x'.join(map(str, p.shape))}]" for k, p in self._parameters.items()]
-        return "ParameterList(\n" + "\n".join(lines) + "\n)" if lines else "ParameterList()"
+    def extra_repr(self):   # PyTorch's: the dtype and size of each
+        return "\n".join(f"  ({k}): Parameter containing: [gpugrad.{p.dtype} of size "
+                         f"{'x'.join(map(str, p.shape))}]" for k, p in self._parameters.items())
 
 
 class ParameterDict(Module):
@@ -227,14 +280,49 @@ class ParameterDict(Module):
         return self._parameters.values()
 
     def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
+        """Keys of a plain dict are added in sorted order (an OrderedDict's, a ParameterDict's
+        or pairs' in theirs), as PyTorch does."""
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = parameters.items()
+        elif hasattr(parameters, "items"):
+            items = sorted(parameters.items())
+        else:
+            items = parameters
         for key, v in items:
             self[key] = v
 
-    def __repr__(self):   # PyTorch's (one line per entry, two spaces, the legacy type name)
-        return "ParameterDict(" + "\n".join(
+    def get(self, key, default=None):
+        return self._parameters.get(key, default)
+
+    def pop(self, key):
+        p = self._parameters[key]
+        del self._parameters[key]
+        return p
+
+    def popitem(self):
+        key = next(reversed(self._parameters))
+        return key, self.pop(key)
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        self._parameters.clear()
+
+    def copy(self):
+        return ParameterDict(OrderedDict(self._parameters.items()))
+
+    def __or__(self, other):
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def extra_repr(self):   # PyTorch's: the legacy type name and size of each
+        return "\n".join(
             f"  ({k}): Parameter containing: [{p.type()} of size {'x'.join(map(str, p.shape))}]"
-            for k, p in self._parameters.items()) + ")"
+            for k, p in self._parameters.items())
 
 
 def _as_parameter(value):
