@@ -106,16 +106,39 @@ def test_scalar_defaults_and_misuse_messages():
             "Tensor with a single element.")):
         AF.vjp(lambda x: x * 2, t([1.0, 2.0]))
     with pytest.raises(RuntimeError, match=re.escape(
-            "Mismatch in shape: v has shape [3] but the output of the user-provided function "
-            "has shape [2].")):
+            "v has invalid size: should be gpugrad.Size([2]) but got gpugrad.Size([3]).")):
         AF.vjp(lambda x: x * 2, t([1.0, 2.0]), t([1.0, 1.0, 1.0]))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Output 0 of the user-provided function is independent of input 1. This is not "
+            "allowed in strict mode.")):
+        AF.jacobian(lambda a, b: a * 2, (t([1.0]), t([2.0])), strict=True)
     with pytest.raises(RuntimeError, match=re.escape(
             "The output of the user-provided function is independent of input 1. This is not "
             "allowed in strict mode.")):
-        AF.jacobian(lambda a, b: a * 2, (t([1.0]), t([2.0])), strict=True)
+        AF.vjp(lambda a, b: a * 2, (t([1.0]), t([2.0])), t([1.0]), strict=True)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Output 0 of the user-provided function does not require gradients. The outputs "
+            "must be computed in a differentiable manner from the input when running in strict "
+            "mode.")):
+        AF.jvp(lambda a: a.detach(), t([1.0]), t([1.0]), strict=True)
+    for hess in (lambda: AF.hessian(lambda a: a.sum(), t([1.0, 2.0]), strict=True),
+                 lambda: AF.vhp(lambda a: a.sum(), t([1.0, 2.0]), t([1.0, 1.0]), strict=True)):
+        with pytest.raises(RuntimeError, match=re.escape(
+                "While computing the hessian, found that the jacobian of the user-provided "
+                "function with respect to input 0 is independent of the input.")):
+            hess()
+    with pytest.raises(RuntimeError, match=re.escape(
+            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+            "supported together.")):
+        AF.jacobian(lambda a: a, t([1.0]), strict=True, vectorize=True)
+    with pytest.raises(TypeError, match=re.escape(
+            "The outputs of the user-provided function given to vjp must be either a Tensor or "
+            "a tuple of Tensors but the value at index 1 has type <class 'int'>.")):
+        AF.vjp(lambda a: (a, 3), t([1.0]), (t([1.0]), t([1.0])))
     with pytest.raises(TypeError, match="must be either a Tensor or a tuple of Tensors"):
         AF.jacobian(lambda a: a, [1.0, 2.0])
-    with pytest.raises(RuntimeError, match="should return a single Tensor with a single element"):
+    with pytest.raises(RuntimeError, match="^The Tensor returned by the function given to "
+                                           "hessian should contain a single element$"):
         AF.hessian(lambda x: x * 2, t([1.0, 2.0]))
 
 

@@ -12,11 +12,33 @@ from .grad_mode import enable_grad
 def _as_tuple(x, what, fn):
     from ..tensor import Tensor
     single = isinstance(x, Tensor)
-    xs = (x,) if single else tuple(x) if isinstance(x, (tuple, list)) else None
-    if xs is None or not all(isinstance(t, Tensor) for t in xs):
-        raise TypeError(f"The {what} given to {fn} must be either a Tensor or a tuple of "
-                        f"Tensors but the value at index 0 has type {type(x).__name__}.")
+    if not single and not isinstance(x, (tuple, list)):
+        raise TypeError(f"The {what} given to {fn} must be either a Tensor or a tuple of Tensors "
+                        f"but the given {what} has type {type(x)}.")
+    xs = (x,) if single else tuple(x)
+    for i, t in enumerate(xs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"The {what} given to {fn} must be either a Tensor or a tuple of "
+                            f"Tensors but the value at index {i} has type {type(t)}.")
     return single, xs
+
+
+_NO_GRAD = ("Output {} of the user-provided function does not require gradients. The outputs "
+            "must be computed in a differentiable manner from the input when running in strict "
+            "mode.")
+_HESSIAN = ("While computing the hessian, found that the jacobian of the user-provided function "
+            "with respect to input {} is independent of the input. This is not allowed in strict "
+            "mode. You should ensure that your function is twice differentiable and that the "
+            "jacobian depends on the inputs (this would be violated by a linear function for "
+            "example).")
+
+
+def _require_grad(outputs, strict, message=_NO_GRAD):
+    """Strict mode: every output must depend on the inputs through the graph."""
+    if strict:
+        for i, o in enumerate(outputs):
+            if not o.requires_grad:
+                raise RuntimeError(message.format(i))
 
 
 def _prepare(inputs, create_graph):
@@ -26,9 +48,10 @@ def _prepare(inputs, create_graph):
                  else x.detach().requires_grad_(True) for x in inputs)
 
 
-def _grad(outputs, inputs, grad_outputs, create_graph, strict):
+def _grad(outputs, inputs, grad_outputs, create_graph, strict, output=None):
     """d outputs / d inputs contracted with grad_outputs; zeros for inputs the outputs do not
-    depend on (an error in strict mode), detached unless ``create_graph``."""
+    depend on (an error in strict mode), detached unless ``create_graph``. ``output``: the
+    index of the one output differentiated (a Jacobian's row), for strict mode's message."""
     from . import grad
     outs = [o for o in outputs if o.requires_grad]
     gos = [g for o, g in zip(outputs, grad_outputs) if o.requires_grad]
@@ -38,8 +61,9 @@ def _grad(outputs, inputs, grad_outputs, create_graph, strict):
     for i, (g, x) in enumerate(zip(grads, inputs)):
         if g is None:
             if strict:
-                raise RuntimeError(f"The output of the user-provided function is independent "
-                                   f"of input {i}. This is not allowed in strict mode.")
+                which = "The output" if output is None else f"Output {output}"
+                raise RuntimeError(f"{which} of the user-provided function is independent of "
+                                   f"input {i}. This is not allowed in strict mode.")
             g = x.new_zeros(x.shape)
         out.append(g if create_graph else g.detach())
     return tuple(out)
@@ -59,9 +83,10 @@ def _vectors(v, like, fn, scalar):
 
 
 def _scalar(out, fn):
+    _as_tuple(out, "outputs of the user-provided function", fn)
     if not hasattr(out, "numel") or out.numel() != 1:
-        raise RuntimeError(f"The function given to {fn} should return a single Tensor with a "
-                           "single element.")
+        raise RuntimeError(f"The Tensor returned by the function given to {fn} should contain "
+                           "a single element")
     return out.reshape(())
 
 
@@ -75,12 +100,12 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         xs = _prepare(xs, create_graph)
         single_out, outs = _as_tuple(func(*xs), "outputs of the user-provided function", "vjp")
+        _require_grad(outs, strict)
         vs = _vectors(v, outs, "vjp", _OUT_SCALAR)
         for o, t in zip(outs, vs):
             if o.shape != t.shape:
-                raise RuntimeError(f"Mismatch in shape: v has shape {list(t.shape)} but the "
-                                   f"output of the user-provided function has shape "
-                                   f"{list(o.shape)}.")
+                raise RuntimeError(f"v has invalid size: should be {o.shape} but got "
+                                   f"{t.shape}.")
         g = _grad(outs, xs, vs, create_graph, strict)
     detached = tuple(o if create_graph else o.detach() for o in outs)
     return (detached[0] if single_out else detached), _fill(single_in, g)
@@ -93,6 +118,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         xs = _prepare(xs, create_graph)
         single_out, outs = _as_tuple(func(*xs), "outputs of the user-provided function", "jvp")
+        _require_grad(outs, strict)
         vs = _vectors(v, xs, "jvp", _IN_SCALAR)
         us = tuple(o.new_zeros(o.shape).requires_grad_(True) for o in outs)
         gx = _grad(outs, xs, us, True, strict)
@@ -108,18 +134,23 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". '
                          f'Hint: If your strategy is "{strategy}", please use the full name.')
+    if strict and vectorize:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           "`vectorized=True` are not supported together. Please either set "
+                           "`strict=False` or `vectorize=False`.")
     from ..ops.shape import stack
     single_in, xs = _as_tuple(inputs, "inputs", "jacobian")
     with enable_grad():
         xs = _prepare(xs, create_graph)
         single_out, outs = _as_tuple(func(*xs), "outputs of the user-provided function",
                                      "jacobian")
+        _require_grad(outs, strict, getattr(func, "_strict_message", _NO_GRAD))
         result = []
-        for o in outs:
+        for n, o in enumerate(outs):
             flat = o.reshape(-1)
             rows = []
             for k in range(flat.numel()):
-                rows.append(_grad((flat[k],), xs, (None,), create_graph, strict))
+                rows.append(_grad((flat[k],), xs, (None,), create_graph, strict, n))
             per_input = []
             for j, x in enumerate(xs):
                 if rows:
@@ -138,8 +169,11 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     single_in, xs = _as_tuple(inputs, "inputs", "hessian")
 
     def gradient(*args):
-        return _grad((_scalar(func(*args), "hessian"),), args, (None,), True, strict)
+        out = func(*args)
+        _require_grad((out,) if hasattr(out, "requires_grad") else (), strict)
+        return _grad((_scalar(out, "hessian"),), args, (None,), True, False)
 
+    gradient._strict_message = _HESSIAN   # its outputs are the gradient's components
     h = jacobian(gradient, xs, create_graph=create_graph, strict=strict)
     return h[0][0] if single_in else h
 
@@ -159,7 +193,14 @@ def _hessian_product(func, inputs, v, create_graph, strict, fn):
     with enable_grad():
         xs = _prepare(xs, create_graph)
         out = func(*xs)
+        _require_grad((out,) if hasattr(out, "requires_grad") else (), strict)
         vs = _vectors(v, xs, fn, _IN_SCALAR)
-        g = _grad((_scalar(out, fn),), xs, (None,), True, strict)
-        hv = _grad(g, xs, vs, create_graph, strict)
+        from . import grad
+        o = _scalar(out, fn)
+        jac = (grad((o,), xs, create_graph=True, allow_unused=True) if o.requires_grad
+               else (None,) * len(xs))
+        _require_grad([j for j in jac if j is not None], strict, _HESSIAN)
+        used = [(j, u) for j, u in zip(jac, vs) if j is not None and j.requires_grad]
+        hv = _grad(tuple(j for j, _ in used), xs, tuple(u for _, u in used), create_graph,
+                   strict)
     return (out if create_graph else out.detach()), _fill(single_in, hv)
