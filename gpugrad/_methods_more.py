@@ -50,6 +50,7 @@ def _resize_(self, *sizes, memory_format=None):
     after them when it grows."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+    check(self)
     shape = tuple(int(s) for s in (sizes[0] if len(sizes) == 1 and not isinstance(
         sizes[0], int) else sizes))
     if any(s < 0 for s in shape):

@@ -181,6 +181,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._meta and self._meta.get("inference"):
+            raise RuntimeError("Inference tensors do not track version counter.")
         return 0 if self._vbox is None else self._vbox.v
 
     @property
@@ -210,6 +212,9 @@ class Tensor:
         if value and self._data.dtype.kind not in "fc":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                f"gradients (got {self._data.dtype.name})")
+        if value and not grad_state.inference and self.is_inference():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._rg = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

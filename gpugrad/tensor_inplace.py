@@ -17,6 +17,10 @@ NO_GRAD_VIEW = (
     "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
     "moving both the view and the inplace either both inside the no_grad block (if you don't "
     "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
 HINT = (" Wrap the update in `with gpugrad.no_grad():` (as optimizers do), or use an "
         "out-of-place op.")
 _KIND = {"f": "Float", "i": "Long", "u": "Byte", "b": "Bool", "c": "ComplexFloat"}
@@ -25,6 +29,8 @@ _UNCHANGING = Version()   # the version box of copies nothing else can write to
 
 def check(t) -> bool:
     """Raise if ``t`` may not be modified in place now; return whether the graph must record it."""
+    if t._meta is not None and not grad_state.inference and t._meta.get("inference"):
+        raise RuntimeError(INFERENCE_INPLACE)   # even under no_grad, as in PyTorch
     if not grad_state.enabled:
         return False
     if t._rg and t.grad_fn is None:

@@ -90,7 +90,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
     fuse = (not create_graph and not anomaly.is_enabled() and bool(root_grads)
             and fusion.active(root_grads[0]))
     prev_mode = grad_state.enabled
-    grad_state.enabled = create_graph
+    grad_state.enabled = create_graph and not grad_state.inference
     tasks.append(Task(nodes, deps, needed, targets))
     # a node that became ready while nothing else was runs next, off the heap; when its gradient
     # came whole from one edge it is handed over directly (``handed``), not through ``buffers``

@@ -1,12 +1,18 @@
-"""Grad modes: whether ops record the graph; thread-local, restored on exit even on errors."""
+"""Grad modes: whether ops record the graph; thread-local, restored on exit even on errors.
+
+``state.enabled`` is what ops read: record the graph now. It is the grad mode, except inside
+``inference_mode()``, where nothing records even under ``enable_grad()``; there the grad mode
+that ``is_grad_enabled()`` reports is kept in ``state.grad``."""
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 
 class _State(threading.local):
-    enabled = True
+    enabled = True     # ops record the graph (grad mode on and not in inference mode)
+    grad = True        # the grad mode, read only while in inference mode
     inference = False
 
 
@@ -14,11 +20,49 @@ state = _State()
 
 
 def is_grad_enabled() -> bool:
-    return state.enabled
+    return state.grad if state.inference else state.enabled
 
 
 def is_inference_mode_enabled() -> bool:
     return state.inference
+
+
+def _set(grad: bool, inference: bool) -> None:
+    state.grad, state.inference = grad, inference
+    state.enabled = grad and not inference
+
+
+def _decorate(make, fn):
+    """``fn`` run under a fresh mode from ``make()`` on every call; a generator function gets
+    the mode on every resume (``next``, ``send``, ``throw``, ``close``), and its caller keeps
+    its own mode in between."""
+    if not inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with make():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    @functools.wraps(fn)
+    def gen_wrapper(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        sent, exc = None, None
+        while True:
+            try:
+                with make():
+                    value = gen.send(sent) if exc is None else gen.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+            sent, exc = None, None
+            try:
+                sent = yield value
+            except GeneratorExit:
+                with make():
+                    gen.close()
+                raise
+            except BaseException as e:  # thrown in by the caller: hand it on under the mode
+                exc = e
+    return gen_wrapper
 
 
 class _Mode:
@@ -31,21 +75,20 @@ class _Mode:
             return cls()(args[0])
         return super().__new__(cls)
 
-    def __enter__(self):
-        self._prev = state.enabled
-        state.enabled = self._target
-        return self
+    def __enter__(self) -> None:
+        self.prev = is_grad_enabled()
+        _set(self._target, state.inference)
 
     def __exit__(self, *exc):
-        state.enabled = self._prev
+        _set(self.prev, state.inference)
         return False
 
+    def clone(self):
+        """A fresh, unentered instance of the same mode."""
+        return self.__class__()
+
     def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.__class__():
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(self.clone, fn)
 
 
 class no_grad(_Mode):
@@ -54,6 +97,7 @@ class no_grad(_Mode):
 
 
 class enable_grad(_Mode):
+    """Ops inside record the graph again (except in ``inference_mode()``, which still wins)."""
     _target = True
 
 
@@ -61,46 +105,46 @@ class set_grad_enabled(_Mode):
     """``set_grad_enabled(False)`` switches recording off at once; as a context manager or
     decorator it also restores the previous mode on exit."""
 
-    def __init__(self, mode: bool):
-        self._prev = state.enabled
-        self._target = bool(mode)
-        state.enabled = self._target
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
 
-    def __enter__(self):
-        return self
+    def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            kind = type(mode)
+            name = kind.__name__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__}.{kind.__name__}"
+            raise TypeError("set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {name}")
+        self.prev = is_grad_enabled()
+        self.mode = mode
+        _set(mode, state.inference)
+
+    def __enter__(self) -> None:
+        _set(self.mode, state.inference)
+
+    def clone(self):
+        return self.__class__(self.mode)
 
     def __call__(self, fn):
-        state.enabled = self._prev  # used as a decorator: do not leave the mode switched
-        mode = self._target
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with set_grad_enabled(mode):
-                return fn(*args, **kwargs)
-        return wrapper
+        _set(self.prev, state.inference)  # used as a decorator: do not leave the mode switched
+        return _decorate(self.clone, fn)
 
 
 class inference_mode(_Mode):
-    """Like ``no_grad``; tensors made inside report ``is_inference()``."""
+    """Like ``no_grad``, and tensors made inside report ``is_inference()``; nothing records
+    inside, even under ``enable_grad()``. ``inference_mode(False)`` leaves inference mode and
+    switches grad mode on."""
 
     def __init__(self, mode: bool = True):
-        self._mode = bool(mode)
+        self.mode = bool(mode)
 
-    def __enter__(self):
-        self._prev, self._prev_inf = state.enabled, state.inference
-        if self._mode:
-            state.enabled, state.inference = False, True
-        return self
+    def __enter__(self) -> None:
+        self.prev = (is_grad_enabled(), state.inference)
+        _set(not self.mode, self.mode)
 
     def __exit__(self, *exc):
-        state.enabled, state.inference = self._prev, self._prev_inf
+        _set(*self.prev)
         return False
 
-    def __call__(self, fn):
-        mode = self._mode
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with inference_mode(mode):
-                return fn(*args, **kwargs)
-        return wrapper
+    def clone(self):
+        return self.__class__(self.mode)
