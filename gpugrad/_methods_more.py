@@ -202,6 +202,7 @@ def _install():
     T.mH, T.H = property(_mH), property(_H)
     T.adjoint, T.new_empty_strided = _adjoint, _new_empty_strided
     T.untyped_storage, T.storage = _storage.untyped_storage, _storage.storage
+    T._is_view = lambda s: s._base is not None
     T.multiply_, T.subtract_ = T.mul_, T.sub_
     T.hardshrink, T.prelu = _functional("hardshrink"), _functional("prelu")
 

@@ -169,3 +169,37 @@ def test_random_fill_of_a_non_leaf_stays_in_the_graph(device, fill):
     y.add_(1)   # not a leaf: allowed
     y.sum().backward()
     assert x.grad.tolist() == [0.0, 0.0]   # the old values no longer reach the result
+
+
+def test_graph_misuse_messages(device):
+    x, y = _xy(device)
+    with pytest.raises(RuntimeError, match=r"^`inputs` argument to `backward\(\)` cannot be "
+                                           r"empty\.$"):
+        y.sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match="^all inputs have to be Tensors or GradientEdges, but "
+                                           "got int$"):
+        gpugrad.autograd.grad(y.sum(), [x, 3])
+    with pytest.warns(UserWarning, match=r"^Using backward\(\) with create_graph=True will create "
+                                         r"a reference cycle between the parameter and its "
+                                         r"gradient"):
+        (x * x).sum().backward(create_graph=True)
+    assert x.grad.grad_fn is not None
+
+
+def test_nodes_can_be_called_and_report_their_order(device):
+    x = tensor([1.0, 2.0], device, requires_grad=True)
+    y = x * x
+    z = y * 2
+    assert y.grad_fn._sequence_nr() < z.grad_fn._sequence_nr()
+    assert y.grad_fn.next_functions[0][0]._sequence_nr() == 2 ** 64 - 1
+    ones = tensor([1.0, 1.0], device)
+    with gpugrad.no_grad():
+        a, b = y.grad_fn(ones)
+    assert a.tolist() == b.tolist() == [1.0, 2.0] and a.grad_fn is None
+    a, b = y.grad_fn(ones)   # grad mode on: the result is differentiable
+    assert type(a.grad_fn).__name__ == "MulBackward0"
+    assert y.grad_fn.next_functions[0][0](ones) == () and x.grad.tolist() == [1.0, 1.0]
+    y.sum().backward()   # calling the node kept its saved values
+    assert x.grad.tolist() == [3.0, 5.0]
+    assert (x._is_view(), y[:1]._is_view(), y.view(2)._is_view(), y.detach()._is_view()) == (
+        False, True, True, False)

@@ -1169,14 +1169,22 @@ def test_detect_anomaly_names_the_node_and_its_forward_stack(device):
 
 
 def test_detect_anomaly_nan_check(device):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         with gpugrad.autograd.detect_anomaly():
             x = t([0.0], device, True)
             y = t([0.0], device, True)
-            with pytest.raises(RuntimeError, match=first(
-                    "Function 'DivBackward0' returned nan values in its 1th output.")):
-                (x / y).sum().backward()
+            z = x / y
+            line = sys._getframe().f_lineno - 1
+            with pytest.raises(RuntimeError) as e:
+                z.sum().backward()
+            # the user's line, not the code gpugrad generates
+            assert str(e.value) == ("Function 'DivBackward0' returned nan values in its 1th "
+                                    f"output. (created at {__file__}:{line})")
+            # as PyTorch, a warning with the forward call's traceback comes first
+            [w] = [str(w.message) for w in caught if "Error detected" in str(w.message)]
+            assert w.startswith("Error detected in DivBackward0. Traceback of forward call "
+                                "that caused the error:\n") and f"line {line}" in w
             with gpugrad.autograd.set_detect_anomaly(True, check_nan=False):
                 (x / y).sum().backward()  # NaN gradients pass when the check is off
     assert np.isnan(to_numpy(y.grad)).all()

@@ -97,6 +97,14 @@ def _ones(a):
     return xp_of(a).ones(a.shape, dtype=a.dtype)
 
 
+CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using autograd.grad "
+    "when creating the graph to avoid this. If you have to use this function, make sure to "
+    "reset the .grad fields of your parameters to None after use to break the cycle and avoid "
+    "the leak.")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves (or of
@@ -106,13 +114,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         grad_tensors = grad_variables
     if retain_graph is None:
         retain_graph = create_graph
+    if inputs is not None:
+        inputs = _seq_of(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     edges, seeds = _roots(tensors, grad_tensors, create_graph)
     if inputs is None:
+        if create_graph:
+            import warnings
+            warnings.warn(CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
         execute(edges, seeds, retain_graph, create_graph)
         return
-    inputs = _seq_of(inputs)
-    if not inputs:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     targets = _targets(inputs, allow_unused=True)
     captured = execute(edges, seeds, retain_graph, create_graph, targets)
     for i, t in enumerate(inputs):
@@ -135,11 +147,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 
 def _targets(inputs, allow_unused):
     from ..ops._op import edge
+    from ..tensor import Tensor
     targets = {}
     for i, t in enumerate(inputs):
         if isinstance(t, graph.GradientEdge):
             targets.setdefault(t.node, []).append((i, t.output_nr))
             continue
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(t).__name__}")
         if not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         node, nr = edge(t)

@@ -58,9 +58,9 @@ class detect_anomaly:
 
 def record(node) -> None:
     """Called for every new node while anomaly mode is on."""
-    from .graph import _PKG_DIR, creation_site
+    from .graph import _OWN_CODE, creation_site
     stack = traceback.extract_stack()
-    while stack and stack[-1].filename.startswith(_PKG_DIR):  # end at the user's call
+    while stack and stack[-1].filename.startswith(_OWN_CODE):  # end at the user's call
         stack.pop()
     ex = node._x()
     ex["stack"] = "".join(traceback.format_list(stack))
@@ -82,6 +82,7 @@ def check_nan(node, grads) -> None:
         a = getattr(g, "_data", g)
         xp = type(a).__module__.split(".")[0]
         if xp in ("numpy", "cupy") and a.dtype.kind == "f" and bool((a != a).any()):
+            report(node)   # PyTorch warns with the forward stack first, then raises
             site = node._creation()  # ', created at file:line'
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output."
                                + (f" ({site[2:]})" if site else ""))

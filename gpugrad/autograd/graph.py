@@ -16,6 +16,7 @@ from . import anomaly
 
 _seq = itertools.count()
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_OWN_CODE = (_PKG_DIR, "<gpugrad ")   # gpugrad's files and the code it generates
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -26,9 +27,10 @@ SECOND_BACKWARD = (
 
 
 def creation_site() -> str | None:
-    """'file:line' of the first frame outside gpugrad (the user's line that built a node)."""
+    """'file:line' of the first frame outside gpugrad (the user's line that built a node; the
+    code gpugrad generates, named '<gpugrad ...>', is gpugrad's)."""
     f = sys._getframe(2)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+    while f is not None and f.f_code.co_filename.startswith(_OWN_CODE):
         f = f.f_back
     return None if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
 
@@ -84,6 +86,23 @@ class Node:
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"
+
+    def _sequence_nr(self) -> int:
+        """The order nodes were created in (later nodes run first among ready ones)."""
+        return self._seq
+
+    def __call__(self, *grads):
+        """This node's backward applied to ``grads`` (one per output), as PyTorch allows: the
+        gradients for its ``next_functions``, differentiable when grad mode is on. Saved values
+        are kept."""
+        from ..tensor import _wrap_grad
+        from .grad_mode import state
+        if len(grads) != self.n_outputs:
+            raise RuntimeError(f"{self.name()} expects {self.n_outputs} gradient(s) (one per "
+                               f"output), got {len(grads)}")
+        create = state.enabled
+        out = self._run([g if g is None or create else g._data for g in grads], create)
+        return tuple(None if o is None else _wrap_grad(o) for o in out)
 
     def _x(self) -> dict:
         if self._extra is None:
@@ -239,6 +258,9 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
+
+    def _sequence_nr(self) -> int:
+        return 2 ** 64 - 1   # PyTorch's: accumulators carry no creation order
 
     def __repr__(self):
         return f"<AccumulateGrad object at {hex(id(self))}>"
