@@ -203,3 +203,31 @@ def test_nodes_can_be_called_and_report_their_order(device):
     assert x.grad.tolist() == [3.0, 5.0]
     assert (x._is_view(), y[:1]._is_view(), y.view(2)._is_view(), y.detach()._is_view()) == (
         False, True, True, False)
+
+
+def test_gradcheck_reports_as_pytorch_does():
+    from gpugrad.autograd import GradcheckError, gradcheck, gradgradcheck
+
+    class Wrong(gpugrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x   # half the true derivative
+    x = gpugrad.tensor([1.0, 2.0], dtype=gpugrad.float64, requires_grad=True)
+    with pytest.raises(GradcheckError) as e:
+        gradcheck(Wrong.apply, (x,))
+    assert str(e.value) == (
+        "Jacobian mismatch for output 0 with respect to input 0,\n"
+        "numerical:tensor([[2.0000, 0.0000],\n        [0.0000, 4.0000]], dtype=gpugrad.float64)\n"
+        "analytical:tensor([[1., 0.],\n        [0., 2.]], dtype=gpugrad.float64)\n")
+    assert gradcheck(Wrong.apply, (x,), raise_exception=False) is False
+    for check in (gradcheck, gradgradcheck):
+        with pytest.raises(ValueError, match="^gradcheck expects at least one input tensor to "
+                                             "require gradient, but none of them have "
+                                             r"requires_grad=True\.$"):
+            check(lambda a: a * 2, (x.detach(),))

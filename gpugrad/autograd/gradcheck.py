@@ -76,6 +76,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """Compare backward's Jacobian with central finite differences; raise ``GradcheckError``
     (or return False) on a mismatch."""
     inputs = _inputs(inputs)
+    if not any(getattr(t, "_rg", False) for t in inputs):
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of them have requires_grad=True.")
     for i, t in enumerate(inputs):
         if getattr(t, "_rg", False) and t._data.dtype != np.float64:
             import warnings
@@ -92,8 +95,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             if not np.allclose(a, n, rtol=rtol, atol=atol):
                 if not raise_exception:
                     return False
+                from ..tensor import Tensor   # printed as tensors, as PyTorch prints them
                 raise GradcheckError(f"Jacobian mismatch for output {k} with respect to input "
-                                     f"{i},\nnumerical:{n}\nanalytical:{a}\n")
+                                     f"{i},\nnumerical:{Tensor._make(n)}\n"
+                                     f"analytical:{Tensor._make(a)}\n")
     return True
 
 
@@ -102,6 +107,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     """gradcheck of the function inputs -> d(sum(out * v))/d inputs (second derivatives)."""
     from . import grad
     inputs = _inputs(inputs)
+    if not any(getattr(t, "_rg", False) for t in inputs):
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of them have requires_grad=True.")
     outs = _outputs(func(*inputs))
     if grad_outputs is None:
         gen = np.random.default_rng(0)
