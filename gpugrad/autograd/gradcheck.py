@@ -95,7 +95,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             if not np.allclose(a, n, rtol=rtol, atol=atol):
                 if not raise_exception:
                     return False
-                from ..tensor import Tensor   # printed as tensors, as PyTorch prints them
+                from ..tensor import Tensor  # printed as tensors, as PyTorch prints them
                 raise GradcheckError(f"Jacobian mismatch for output {k} with respect to input "
                                      f"{i},\nnumerical:{Tensor._make(n)}\n"
                                      f"analytical:{Tensor._make(a)}\n")
