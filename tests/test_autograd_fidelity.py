@@ -231,3 +231,34 @@ def test_gradcheck_reports_as_pytorch_does():
                                              "require gradient, but none of them have "
                                              r"requires_grad=True\.$"):
             check(lambda a: a * 2, (x.detach(),))
+
+
+@pytest.mark.parametrize("pieces", [
+    lambda x: x.unbind(0), lambda x: x.split(3, 0), lambda x: x.chunk(1, 0),
+    lambda x: x.split([3]), lambda x: x.split(2, 1), lambda x: x.unbind(1)])
+def test_a_split_into_one_piece_has_the_right_gradient(device, pieces):
+    """An op whose output count varies receives its gradients as a list even when there is
+    only one output (each row used to get the first row's gradient)."""
+    from gpugrad.autograd import gradcheck, gradgradcheck
+    x = tensor(np.arange(6.0).reshape(3, 2), device, requires_grad=True)
+    p = pieces(x)[0]
+    weights = tensor(np.arange(p.numel(), dtype=np.float64).reshape(tuple(p.shape)), device)
+    (p * weights).sum().backward()
+    want = np.zeros((3, 2))
+    want[tuple(slice(None, s) for s in p.shape) if p.ndim == 2 else
+         (slice(None), 0) if p.shape[0] == 3 else (0,)] = to_numpy(weights)
+    np.testing.assert_array_equal(to_numpy(x.grad), want)
+    assert gradcheck(lambda a: pieces(a)[0] * 1.5, (x,))
+    assert gradgradcheck(lambda a: pieces(a)[0] ** 2, (x,))
+
+
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
+def test_recurrent_layers_on_a_sequence_of_one_step(device, cls):
+    gpugrad.manual_seed(0)
+    layer = getattr(gpugrad.nn, cls)(4, 3, num_layers=2).to(device)
+    x = gpugrad.randn(1, 2, 4, device=device, requires_grad=True)
+    out, _ = layer(x)
+    out.sum().backward()
+    step, _ = layer(x[0:1].detach())   # the same step again: same output
+    np.testing.assert_allclose(to_numpy(step), to_numpy(out.detach()), rtol=1e-6)
+    assert x.grad.shape == (1, 2, 4) and np.isfinite(to_numpy(x.grad)).all()

@@ -385,7 +385,8 @@ class Op(Node):
             if g0 is None:
                 g0 = next(g for g in grads if g is not None)
             F = _array_ns.get(g0.__class__) or array_ns(g0)
-        gy = grads[0] if self.n_outputs == 1 else grads
+        # by the class: an op whose output count varies (split) takes a list even for one
+        gy = grads[0] if type(self).n_outputs == 1 else grads
         gxs = self.backward(F, gy, *saved) if saved else self.backward(F, gy)
         if gxs.__class__ is not tuple:
             gxs = (gxs,)
