@@ -474,7 +474,7 @@ def __getattr__(name):
     # subpackages loaded on first use keep ``import gpugrad`` fast
     import importlib
     if name in ("nn", "optim", "cuda", "utils", "viz", "kernels", "datasets", "func",
-                "distributions", "amp", "profiler"):
+                "distributions", "amp", "profiler", "backends"):
         return importlib.import_module(f"gpugrad.{name}")
     if name in _NN_FUNCTIONS:   # torch.selu, torch.cosine_similarity ... are nn.functional's
         return getattr(importlib.import_module("gpugrad.nn.functional"), name)

@@ -1,6 +1,6 @@
 """Runtime switches PyTorch code calls that gpugrad honours, records or has no use for:
-compile, vmap, the float32 matmul precision, anomaly mode, warn-always, typename, is_storage and
-the deprecated set_default_tensor_type."""
+compile, vmap, the float32 matmul precision, anomaly mode, warn-always, typename, is_storage, the
+memory formats and the deprecated set_default_tensor_type."""
 from __future__ import annotations
 
 import warnings
@@ -83,6 +83,36 @@ def typename(obj) -> str:
     if not name or not isinstance(name, str):
         name, module = type(obj).__qualname__, type(obj).__module__
     return name if module in (None, "", "builtins") else f"{module}.{name}"
+
+
+class memory_format:   # noqa: N801  (PyTorch's name)
+    """A layout request (``x.contiguous(memory_format=gpugrad.channels_last)``)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"gpugrad.{self.name}"
+
+    def __reduce__(self):
+        return self.name   # pickles as the module-level constant
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+
+def channels_last_axes(fmt, ndim):
+    """The axis order, slowest to fastest, that ``fmt`` lays a tensor of ``ndim`` dims out in
+    (None: row-major)."""
+    if fmt is channels_last and ndim == 4 or fmt is channels_last_3d and ndim == 5:
+        return (0,) + tuple(range(2, ndim)) + (1,)
+    if fmt in (channels_last, channels_last_3d):
+        raise RuntimeError(f"required rank {4 if fmt is channels_last else 5} tensor to use "
+                           f"{fmt.name} format")
+    return None
 
 
 def is_storage(obj) -> bool:

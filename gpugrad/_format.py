@@ -6,8 +6,17 @@ import numpy as np
 _opts = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
 
 
+_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+             "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3, "linewidth": 80}}
+
+
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
-                     sci_mode=None):
+                     profile=None, sci_mode=None):
+    """PyTorch's print options; a ``profile`` ('default', 'short', 'full') sets all four
+    first, and the other arguments given override it."""
+    if profile is not None:
+        _opts.update(_PROFILES[profile])
     for k, v in (("precision", precision), ("threshold", threshold),
                  ("edgeitems", edgeitems), ("linewidth", linewidth)):
         if v is not None:

@@ -3,12 +3,18 @@
 The file is an ``.npz`` (a zip of ``.npy`` arrays, read with ``allow_pickle=False``) holding one
 array per tensor and a JSON manifest, ``gpugrad.json``, that describes the saved object: nested
 dicts, lists and tuples of tensors, numpy arrays, numbers, strings, booleans and None.
+
+Anything else (a whole ``nn.Module``, an object of the user's class) is pickled into a member of
+its own, as PyTorch pickles it, and, as in PyTorch since 2.6, ``load`` unpickles it only when
+asked with ``weights_only=False`` (unpickling can run code). Tensors inside a pickled object
+come back on the CPU, or on ``map_location``'s device when it names one.
 """
 from __future__ import annotations
 
 import io
 import json
 import os
+import pickle
 import zipfile
 from collections import OrderedDict
 
@@ -61,9 +67,19 @@ class _Writer:
             return {"tuple": [self.encode(v) for v in obj]}
         if isinstance(obj, list):
             return [self.encode(v) for v in obj]
-        raise TypeError(f"gpugrad.save: cannot save an object of type {type(obj).__name__} (state "
-                        "dicts hold tensors, arrays, numbers, strings, None, and dicts, lists or "
-                        "tuples of them)")
+        return self._pickled(obj)
+
+    def _pickled(self, obj):
+        try:
+            data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError) as e:
+            raise TypeError(f"gpugrad.save: cannot save an object of type "
+                            f"{type(obj).__name__}: it is not a state dict (tensors, arrays, "
+                            f"numbers, strings, None, and dicts, lists or tuples of them) and "
+                            f"it cannot be pickled ({e})") from None
+        name = f"t{len(self.arrays)}"
+        self.arrays[name] = np.frombuffer(data, dtype=np.uint8)
+        return {"pickle": name, "type": type(obj).__qualname__}
 
     def _array(self, a, tensor):
         if a.dtype.kind not in "biufc":
@@ -125,7 +141,7 @@ def load(f, map_location=None, weights_only=True, **_ignored):
                 raise SerializationError(
                     f"gpugrad.load: '{name}' was written by a newer gpugrad (format version "
                     f"{manifest['version']}); this one reads version {VERSION}")
-            return _Reader(npz, map_location).decode(manifest["object"])
+            return _Reader(npz, map_location, weights_only).decode(manifest["object"])
     except SerializationError:
         raise
     except FileNotFoundError:
@@ -147,8 +163,8 @@ def _foreign(name, why):
 
 
 class _Reader:
-    def __init__(self, npz, map_location):
-        self.npz, self.map_location = npz, map_location
+    def __init__(self, npz, map_location, weights_only):
+        self.npz, self.map_location, self.weights_only = npz, map_location, weights_only
         self.tensors = {}   # member name -> tensor (tensors saved once load as one object)
 
     def decode(self, v):
@@ -163,6 +179,8 @@ class _Reader:
             return t
         if "ndarray" in v:
             return self._member(v["ndarray"])
+        if "pickle" in v:
+            return self._unpickle(v)
         if "float" in v:
             return float(v["float"])
         if "tuple" in v:
@@ -173,6 +191,19 @@ class _Reader:
 
     def _member(self, name):
         return self.npz[name]
+
+    def _unpickle(self, v):
+        if self.weights_only:
+            raise pickle.UnpicklingError(
+                f"Weights only load failed: the file holds a pickled object of type "
+                f"{v.get('type', '?')} (gpugrad.save pickles what is not a state dict). "
+                "Re-running gpugrad.load with weights_only=False will load it, but unpickling "
+                "can run arbitrary code: do it only if you got the file from a trusted source. "
+                "Saving model.state_dict() instead avoids the question.")
+        obj = pickle.loads(self._member(v["pickle"]).tobytes())
+        if isinstance(self.map_location, (str, _backend.device)) and hasattr(obj, "to"):
+            obj = obj.to(_backend.device(self.map_location))
+        return obj
 
     def _tensor(self, v):
         a = self._member(v["tensor"])

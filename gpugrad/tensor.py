@@ -166,8 +166,18 @@ class Tensor:
     def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"
 
-    def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Dense in row-major order, or in the order ``memory_format`` asks for."""
+        from ._compat import channels_last_axes, contiguous_format, preserve_format
+        if memory_format in (None, contiguous_format, preserve_format):
+            return bool(self._data.flags.c_contiguous)
+        try:
+            axes = channels_last_axes(memory_format, self.ndim)
+        except RuntimeError:   # the wrong rank for that layout
+            return False
+        if axes is None:
+            return bool(self._data.flags.c_contiguous)
+        return bool(self._data.transpose(axes).flags.c_contiguous)
 
     def is_inference(self) -> bool:
         return bool(self._meta and self._meta.get("inference"))
@@ -428,9 +438,13 @@ class Tensor:
         return int(self.item())
 
     def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
+        """A 0-d tensor formats as its value (``f"{loss}"``, ``f"{loss:.4f}"``), as in PyTorch;
+        others print as their repr and take no format spec."""
+        if self._data.ndim == 0:
             return format(self.item(), spec)
-        return format(repr(self), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
 
     def __repr__(self):
         from ._format import format_tensor

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import math
+import pickle
 import zipfile
 from collections import OrderedDict
 
@@ -106,6 +107,31 @@ def test_optimizer_state_dict_round_trip(tmp_path):
     other.load_state_dict(gpugrad.load(tmp_path / "opt.npz", map_location="cpu"))
     assert other.param_groups[0]["lr"] == 0.1 and other.param_groups[0]["betas"] == (0.9, 0.999)
     assert list(other.state.values())[0]["step"].item() == 1
+
+
+class Net(nn.Module):   # at module level: pickle finds classes by name
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+def test_a_whole_model_is_pickled_and_loads_only_when_trusted(tmp_path):
+    gpugrad.manual_seed(0)
+    net, x = Net(), gpugrad.randn(4, 3)
+    gpugrad.save({"model": net, "epoch": 3}, tmp_path / "whole.pt")
+    with pytest.raises(pickle.UnpicklingError, match="^Weights only load failed: the file holds "
+                                                     "a pickled object of type Net"):
+        gpugrad.load(tmp_path / "whole.pt")
+    back = gpugrad.load(tmp_path / "whole.pt", weights_only=False)
+    assert back["epoch"] == 3 and isinstance(back["model"], Net)
+    assert isinstance(back["model"].fc.weight, nn.Parameter)
+    np.testing.assert_array_equal(back["model"](x).detach().numpy(), net(x).detach().numpy())
+    gpugrad.save(net, tmp_path / "net.pt")
+    assert isinstance(gpugrad.load(tmp_path / "net.pt", weights_only=False, map_location="cpu"),
+                      Net)
 
 
 def test_unsupported_objects_are_refused(tmp_path):

@@ -278,7 +278,8 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
                  dtype=None):
-        from .layers import Linear  # layers imports functional, which imports this module
+        # layers imports functional, which imports this module
+        from .layers import NonDynamicallyQuantizableLinear
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
                              f"embed_dim={embed_dim} and num_heads={num_heads} instead")
@@ -303,7 +304,7 @@ class MultiheadAttention(Module):
             for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
                 self.register_parameter(name, None)
         self.register_parameter("in_proj_bias", empty(3 * embed_dim) if bias else None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **kw)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
         if add_bias_kv:
             self.bias_k, self.bias_v = empty(1, 1, embed_dim), empty(1, 1, embed_dim)
         else:

@@ -56,6 +56,10 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under the name PyTorch gives attention's output projection (as it prints)."""
+
+
 class _ConvNd(Module):
     """Shared by Conv1d and Conv2d: weight (out, in, *kernel) and bias, PyTorch's init."""
     _dims = 2

@@ -367,7 +367,16 @@ def clone(input, *, memory_format=None):
 
 
 def contiguous(input, memory_format=None):
-    return input if input._data.flags.c_contiguous else CloneBackward0.apply(input)
+    """``input`` dense in row-major order, or in the order ``memory_format`` names
+    (``channels_last``: N, H, W, C fastest last, the shape unchanged)."""
+    from .._compat import channels_last_axes
+    axes = None if memory_format is None else channels_last_axes(memory_format, input.ndim)
+    if axes is None:
+        return input if input._data.flags.c_contiguous else CloneBackward0.apply(input)
+    if input.is_contiguous(memory_format=memory_format):
+        return input
+    inverse = tuple(sorted(range(len(axes)), key=axes.__getitem__))
+    return permute(contiguous(permute(input, axes)), inverse)
 
 
 def cat(tensors, dim=0):

@@ -465,7 +465,8 @@ class DataLoader:
             sampler = (_InfiniteConstantSampler() if self._iterable
                        else RandomSampler(dataset, generator=generator) if shuffle
                        else SequentialSampler(dataset))
-        if batch_size is not None and batch_sampler is None:
+        own_batches = batch_size is not None and batch_sampler is None
+        if own_batches:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.batch_size, self.drop_last, self.generator = batch_size, drop_last, generator
         self.sampler, self.batch_sampler = sampler, batch_sampler
@@ -473,7 +474,7 @@ class DataLoader:
             collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
         self._fast = (type(dataset) is TensorDataset and collate_fn is default_collate
-                      and type(batch_sampler) is BatchSampler
+                      and own_batches   # a batch sampler the user passed is followed as is
                       and (type(sampler) is SequentialSampler
                            or (type(sampler) is RandomSampler and not sampler.replacement
                                and sampler._num_samples is None)))
