@@ -1,7 +1,7 @@
 """``gpugrad.nn``: modules, parameters, layers, losses, ``functional`` and ``init``."""
 from __future__ import annotations
 
-from . import functional, init, utils
+from . import functional, init, modules, utils
 from .activations_more import (
     Hardshrink,
     Hardsigmoid,
@@ -188,7 +188,7 @@ from .transformer import (
     TransformerEncoderLayer,
 )
 
-__all__ = ["Module", "Parameter", "functional", "init", "utils",
+__all__ = ["Module", "Parameter", "functional", "init", "modules", "utils",
            # containers
            "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
            # layers

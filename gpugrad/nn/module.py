@@ -11,6 +11,7 @@ from ..autograd.grad_mode import no_grad
 from ..autograd.graph import RemovableHandle
 from ..optim.optimizer import zero_grads
 from ..tensor import Tensor, describe
+from . import _backward_hooks as _hooks
 from .parameter import Buffer, Parameter
 
 # Bumped whenever any module's parameters or children change, so a module's cached parameter
@@ -82,8 +83,11 @@ class Module:
         d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = _Registry()
-        d["_forward_hooks"] = []
-        d["_forward_pre_hooks"] = []
+        d["_forward_hooks"] = []      # (hook, with_kwargs, always_call)
+        d["_forward_pre_hooks"] = []  # (hook, with_kwargs)
+        d["_backward_hooks"] = []
+        d["_backward_pre_hooks"] = []
+        d["_is_full_backward_hook"] = None
         d["_param_cache"] = None
 
     def forward(self, *args, **kwargs):
@@ -91,35 +95,62 @@ class Module:
                                   "\"forward\" function")
 
     def __call__(self, *args, **kwargs):
-        if self._forward_pre_hooks or self._forward_hooks:
-            return self._call_hooked(args, kwargs)
+        if self._forward_pre_hooks or self._forward_hooks or _hooks.active:
+            return _hooks.call(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
-    def _call_hooked(self, args, kwargs):
-        for hook, with_kwargs in list(self._forward_pre_hooks):
-            if with_kwargs:
-                r = hook(self, args, kwargs)
-                if r is not None:
-                    args, kwargs = r
-            else:
-                r = hook(self, args)
-                if r is not None:
-                    args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for hook, with_kwargs in list(self._forward_hooks):
-            r = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
-            if r is not None:
-                out = r
-        return out
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        d = self.__dict__
+        for name in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                     "_backward_pre_hooks"):
+            d.setdefault(name, [])
+        d.setdefault("_is_full_backward_hook", None)
+        if d["_backward_hooks"] or d["_backward_pre_hooks"]:
+            _hooks.note_module_backward_hook()
 
     # -- hooks --------------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """``hook(module, args) -> None | new args`` runs before ``forward``."""
+        """``hook(module, args) -> None | new args`` runs before ``forward``
+        (``hook(module, args, kwargs) -> None | (new args, new kwargs)`` with ``with_kwargs``)."""
         return self._add_hook(self._forward_pre_hooks, (hook, with_kwargs), prepend)
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        """``hook(module, args, output) -> None | new output`` runs after ``forward``."""
-        return self._add_hook(self._forward_hooks, (hook, with_kwargs), prepend)
+        """``hook(module, args, output) -> None | new output`` runs after ``forward``
+        (``hook(module, args, kwargs, output)`` with ``with_kwargs``). ``always_call``: run it
+        even when the call raises, with output None unless forward returned."""
+        return self._add_hook(self._forward_hooks, (hook, with_kwargs, always_call), prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output) -> None | new grad_output`` runs when the gradients with
+        respect to the module's outputs are known, before those with respect to its inputs are
+        computed. Entries are None for outputs that are not tensors or got no gradient."""
+        _hooks.note_module_backward_hook()
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output) -> None | new grad_input`` runs when the
+        gradients with respect to the module's positional inputs are computed (None for
+        non-tensor inputs, zeros for tensors that need no grad). If no input requires grad it
+        runs with grad_input all None when grad_output is known; if no output requires grad it
+        never runs. With these hooks the module's forward sees, and the caller gets, aliases
+        of the tensors passed in and returned."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(_hooks.MIXED.format("on a single Module"))
+        self.__dict__["_is_full_backward_hook"] = True
+        _hooks.note_module_backward_hook()
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """Deprecated in favour of ``register_full_backward_hook``. ``hook(module, grad_input,
+        grad_output)`` runs as a post-hook of the node that made the module's first output
+        tensor, with that node's gradients: the module's own only when its forward recorded a
+        single node on its inputs (a FutureWarning says so at the call otherwise)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(_hooks.MIXED.format("on a single Module"))
+        self.__dict__["_is_full_backward_hook"] = False
+        _hooks.note_module_backward_hook()
+        return self._add_hook(self._backward_hooks, hook, False)
 
     @staticmethod
     def _add_hook(hooks, entry, prepend):
