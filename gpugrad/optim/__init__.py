@@ -1,6 +1,6 @@
 """``gpugrad.optim``: optimizers (SGD, Adam, AdamW, Adamax, NAdam, RAdam, RMSprop, Adagrad,
-Adadelta, LBFGS, Rprop, ASGD, Adafactor), learning-rate schedules and weight averaging
-(``swa_utils``)."""
+Adadelta, LBFGS, Rprop, ASGD, Adafactor, Muon, SparseAdam), learning-rate schedules and weight
+averaging (``swa_utils``)."""
 from __future__ import annotations
 
 from . import lr_scheduler
@@ -9,12 +9,14 @@ from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
 from .adaptive import Adadelta, Adagrad, RMSprop
 from .lbfgs import LBFGS
+from .muon import Muon, SparseAdam
 from .optimizer import Optimizer
 from .rprop import ASGD, Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad",
-           "Adadelta", "lr_scheduler", "LBFGS", "Rprop", "ASGD", "Adafactor", "swa_utils"]
+           "Adadelta", "lr_scheduler", "LBFGS", "Rprop", "ASGD", "Adafactor", "Muon", "SparseAdam",
+           "swa_utils"]
 
 
 def __getattr__(name):

@@ -71,7 +71,7 @@ class NAdam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=_betas(betas), eps=eps,
                                       weight_decay=weight_decay, momentum_decay=momentum_decay,
                                       decoupled_weight_decay=decoupled_weight_decay,
-                                      foreach=foreach, maximize=maximize, capturable=capturable,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
                                       differentiable=differentiable))
 
     def step(self, closure=None):
@@ -104,9 +104,9 @@ class RAdam(Optimizer):
                  capturable=False, differentiable=False):
         _check(lr, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=_betas(betas), eps=eps,
-                                      weight_decay=weight_decay,
+                                      weight_decay=weight_decay, maximize=maximize,
+                                      foreach=foreach, capturable=capturable,
                                       decoupled_weight_decay=decoupled_weight_decay,
-                                      foreach=foreach, maximize=maximize, capturable=capturable,
                                       differentiable=differentiable))
 
     def step(self, closure=None):

@@ -41,9 +41,9 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid momentum value: {momentum}")
         if alpha < 0.0:
             raise ValueError(f"Invalid alpha value: {alpha}")
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered, maximize=maximize,
-                                      capturable=capturable, foreach=foreach,
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps,
+                                      centered=centered, weight_decay=weight_decay,
+                                      capturable=capturable, foreach=foreach, maximize=maximize,
                                       differentiable=differentiable))
 
     def step(self, closure=None):
@@ -97,7 +97,7 @@ class Adagrad(Optimizer):
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps,
                                       weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
-                                      maximize=maximize, foreach=foreach,
+                                      foreach=foreach, maximize=maximize,
                                       differentiable=differentiable, fused=fused))
         for group in self.param_groups:   # PyTorch creates the state up front
             for p in group["params"]:
@@ -132,7 +132,7 @@ class Adadelta(Optimizer):
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
-                                      foreach=foreach, capturable=capturable, maximize=maximize,
+                                      maximize=maximize, capturable=capturable, foreach=foreach,
                                       differentiable=differentiable))
 
     def step(self, closure=None):

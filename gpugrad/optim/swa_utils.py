@@ -10,12 +10,11 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-import warnings
 
 from ..autograd.grad_mode import no_grad
 from ..nn.module import Module
 from ..tensor import Tensor
-from .lr_scheduler import LRScheduler
+from .lr_base import LRScheduler, _format_param, _warn_get_lr
 
 __all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -179,15 +178,7 @@ class SWALR(LRScheduler):
 
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos",
                  last_epoch=-1):
-        n = len(optimizer.param_groups)
-        if isinstance(swa_lr, (list, tuple)):
-            if len(swa_lr) != n:
-                raise ValueError(f"swa_lr must have the same length as optimizer.param_groups. "
-                                 f"swa_lr has {len(swa_lr)} values, param_groups has {n}.")
-            swa_lrs = list(swa_lr)
-        else:
-            swa_lrs = [swa_lr] * n
-        for lr, group in zip(swa_lrs, optimizer.param_groups):
+        for lr, group in zip(_format_param("swa_lr", optimizer, swa_lr), optimizer.param_groups):
             group["swa_lr"] = lr
         if anneal_strategy not in ["cos", "linear"]:
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
@@ -197,8 +188,6 @@ class SWALR(LRScheduler):
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got "
                              f"{anneal_epochs}")
         self.anneal_epochs = anneal_epochs
-        self._step_count = 0
-        self._in_step = False
         super().__init__(optimizer, last_epoch)
 
     @staticmethod
@@ -221,10 +210,8 @@ class SWALR(LRScheduler):
             self._linear_anneal
 
     def get_lr(self):
-        if not self._in_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=2)
-        step = self._step_count - 1
+        _warn_get_lr(self)
+        step = self._step_count - 1   # counted by LRScheduler.step, 1 on the first call
         if self.anneal_epochs == 0:
             step = max(1, step)
         groups = self.optimizer.param_groups
@@ -233,14 +220,6 @@ class SWALR(LRScheduler):
         prev_lrs = [self._get_initial_lr(g["lr"], g["swa_lr"], prev_alpha) for g in groups]
         alpha = self.anneal_func(max(0, min(1, step / max(1, self.anneal_epochs))))
         return [g["swa_lr"] * alpha + lr * (1 - alpha) for g, lr in zip(groups, prev_lrs)]
-
-    def step(self, epoch=None):
-        self._step_count += 1
-        self._in_step = True
-        try:
-            super().step(epoch)
-        finally:
-            self._in_step = False
 
     def state_dict(self):
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "anneal_func")}
