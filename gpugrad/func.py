@@ -9,11 +9,15 @@ it; at the outermost level results come back detached unless an input required g
 Two honest differences from PyTorch's implementations: ``vmap`` runs the function once per
 slice and stacks the results (the same values, without batching rules: as fast as the loop it
 replaces, no faster), and ``jacfwd``/``jvp`` are computed in reverse mode (the same values).
+A custom ``autograd.Function`` under ``vmap`` must say it supports it, as in PyTorch
+(``setup_context`` and ``generate_vmap_rule = True``, or a ``vmap`` staticmethod); either way it
+runs once per slice (its ``vmap`` staticmethod is not called).
 """
 from __future__ import annotations
 
 import contextlib
 
+from .autograd import function as _function
 from .autograd import functional as _functional
 from .autograd import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
@@ -268,10 +272,15 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
                              f"dimension, got sizes {sizes} for the mapped dimension")
         results = []
-        for i in range(sizes[0]):
-            call = [rebuild([_select(x, d, i) for x in leaves]) if d is not None
-                    else rebuild(leaves) for leaves, rebuild, d in mapped]
-            results.append(func(*call, **kwargs))
+        tr = _function.transforms   # a custom Function applied inside checks its vmap support
+        tr.vmap_depth += 1
+        try:
+            for i in range(sizes[0]):
+                call = [rebuild([_select(x, d, i) for x in leaves]) if d is not None
+                        else rebuild(leaves) for leaves, rebuild, d in mapped]
+                results.append(func(*call, **kwargs))
+        finally:
+            tr.vmap_depth -= 1
         return _stack(results, out_dims)
     return wrapper
 

@@ -13,7 +13,8 @@ op ``y = f(x1, ..., xn)`` with tangents ``t_i`` on some inputs::
 
 So every op whose backward is differentiable (double backward works) has forward mode for
 free; an op whose backward is not raises, naming the op. The cost is one extra forward and two
-backward passes of that one op, paid only by ops that read a dual tensor.
+backward passes of that one op, paid only by ops that read a dual tensor. A custom ``Function``
+that defines ``jvp(ctx, *tangents)`` gets its tangents from it instead, as in PyTorch.
 
 Zero cost outside a level: entering the first level swaps a wrapper in for ``Op.apply``,
 ``Function.apply``, the code of the specialised direct functions (``Tensor.__mul__``,
@@ -180,11 +181,7 @@ def make_dual(tensor, tangent, *, level=None):
         raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the "
                            f"same level{level} is not supported.")
     if tangent._data.shape != tensor._data.shape:
-        raise RuntimeError(
-            f"Trying to set a forward gradient that has a different size than that of the "
-            f"original Tensor, this is not supported. Tensor is of size "
-            f"{list(tensor._data.shape)} while the given forward gradient is of size "
-            f"{list(tangent._data.shape)}.")
+        raise RuntimeError(_size_message(tensor, tangent))
     if tangent.device != tensor.device:
         raise RuntimeError(f"Trying to set a forward gradient that is on a different device "
                            f"than the original Tensor, this is not supported. Tensor is on "
@@ -193,6 +190,13 @@ def make_dual(tensor, tangent, *, level=None):
     dual = _alias(tensor)
     _level.set(dual, tangent)
     return dual
+
+
+def _size_message(tensor, tangent) -> str:
+    return (f"Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size "
+            f"{list(tensor._data.shape)} while the given forward gradient is of size "
+            f"{list(tangent._data.shape)}.")
 
 
 def unpack_dual(tensor, *, level=None) -> UnpackedDualTensor:
@@ -239,22 +243,77 @@ def _dual_inputs(level, args):
     return found
 
 
-def _wrap_apply(orig):
-    """``Op.apply`` / ``Function.apply`` that also gives the output(s) their tangent."""
+def _wrap_apply(orig, function=None):
+    """``Op.apply`` / ``Function.apply`` (``function``: that base class) that also gives the
+    output(s) their tangent."""
     def apply(cls, *args, **kw):
         level = _level
         if level is None or _local.depth:
             return orig(cls, *args, **kw)
+        own_jvp = function is not None and cls.jvp is not function.jvp
+        if function is not None and (kw or own_jvp):   # a Function's inputs, kwargs bound
+            from .function import bind_inputs
+            args, kw = bind_inputs(cls, args, kw), {}
         duals = _dual_inputs(level, args)
         if duals is None:
             return orig(cls, *args, **kw)
         with _Busy():
-            out = orig(cls, *args, **kw)
-            _propagate(level, cls, orig, args, kw, duals, out)
+            if own_jvp:
+                out = _custom_jvp(level, cls, orig, args, duals)
+            else:
+                out = orig(cls, *args, **kw)
+                _propagate(level, cls, orig, args, kw, duals, out)
         _remember_saved(level, out, duals)
         return out
     apply.__wrapped__ = orig
     return classmethod(apply)
+
+
+def _custom_jvp(level, cls, orig, args, duals):
+    """``cls.apply(*args)`` with tangents from the Function's own ``jvp(ctx, *tangents)``: one
+    tangent per input (zeros for a tensor without one, None for a non-tensor), one back per
+    output (None for none); inside it ``ctx.saved_tensors`` is what ``save_for_forward`` kept."""
+    from ..tensor import Tensor
+    from .function import transforms
+    prev, transforms.capture = transforms.capture, []
+    try:
+        out = orig(cls, *args)
+        ctx = transforms.capture[0]
+    finally:
+        transforms.capture = prev
+    given = dict(duals)
+    tangents = [None if not isinstance(a, Tensor) else given[i] if i in given else _zeros(a)
+                for i, a in enumerate(args)]
+    ctx._in_jvp = True
+    try:
+        res = cls.jvp(ctx, *tangents)
+    finally:
+        del ctx._in_jvp
+        ctx.__dict__.pop("_for_forward", None)
+    outs = out if out.__class__ is tuple else (out,)
+    res = res if res.__class__ is tuple else (res,)
+    if len(res) != len(outs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outs)} but got {len(res)})")
+    # the tangent keeps its graph (forward-over-reverse) when anything it depends on needs grad
+    create = grad_state.enabled and (
+        any(t._rg for _, t in duals) or any(isinstance(a, Tensor) and a._rg for a in args))
+    non_diff = {id(o) for o in ctx._non_diff}
+    for k, (o, tan) in enumerate(zip(outs, res)):
+        if tan is None:
+            continue
+        if not isinstance(tan, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(tan).__name__}) for grad "
+                               f"output {k}.")
+        if (not isinstance(o, Tensor) or o._data.dtype.kind not in "fc"
+                or id(o) in non_diff):
+            raise RuntimeError(f"Function's jvp returned a gradient at position {k}, but  the "
+                               f"corresponding forward output is not a differentiable Tensor."
+                               f"You should return None at that position instead.")
+        if tan._data.shape != o._data.shape:
+            raise RuntimeError(_size_message(o, tan))
+        level.set(o, tan if create else tan.detach())
+    return out
 
 
 def _propagate(level, cls, orig, args, kw, duals, out):
@@ -439,7 +498,7 @@ def _install() -> None:
         for owner in (Op, Function):
             old = owner.__dict__["apply"]
             saved.append((owner, "apply", old))
-            owner.apply = _wrap_apply(old.__func__)
+            owner.apply = _wrap_apply(old.__func__, Function if owner is Function else None)
         for f in _direct_functions():
             saved.append((f, "__code__", f.__code__))
             f.__code__ = _DIRECT
