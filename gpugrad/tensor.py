@@ -42,11 +42,13 @@ class Size(tuple):
 
 
 class Version:
-    """Version counter shared by a tensor, its views and its detached aliases."""
-    __slots__ = ("v",)
+    """Version counter shared by a tensor, its views and its detached aliases; ``last``: the
+    node and array of the last recorded in-place write (named in the modified-value error)."""
+    __slots__ = ("v", "last")
 
     def __init__(self, v=0):
         self.v = v
+        self.last = None
 
 
 _SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "half", "int64": "long",

@@ -76,6 +76,7 @@ def inplace(t, compute, *args, raw=None):
     base = t._base
     if base is None:
         t.grad_fn, t._out_nr, t._rg = node, 0, True
+        t._vbox.last = (node, t._data)
         _move_retain(old_fn, old_nr, t)
         return t
     from .ops.index import AsStridedBackward0, CopySlicesOver, ViewCopySlices
@@ -89,6 +90,7 @@ def inplace(t, compute, *args, raw=None):
     refreshed = AsStridedBackward0.apply(base, view_fn=view_fn)
     t.grad_fn, t._out_nr, t._rg = refreshed.grad_fn, 0, True
     t._meta["vver"] = t._vbox.v
+    t._vbox.last = (t.grad_fn, t._data)
     _move_retain(old_fn, old_nr, t)
     return t
 

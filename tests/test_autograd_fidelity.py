@@ -262,3 +262,45 @@ def test_recurrent_layers_on_a_sequence_of_one_step(device, cls):
     step, _ = layer(x[0:1].detach())   # the same step again: same output
     np.testing.assert_allclose(to_numpy(step), to_numpy(out.detach()), rtol=1e-6)
     assert x.grad.shape == (1, 2, 4) and np.isfinite(to_numpy(x.grad)).all()
+
+
+def _modified(device, case):
+    x = tensor([1.0, 2.0, 3.0], device, requires_grad=True)
+    y = x * 1
+    if case == "value":
+        z = y * y
+        y.add_(1)
+    elif case == "output":
+        y = x.exp()
+        z = y
+        y.add_(1)
+    elif case == "view saved, base written":
+        v = y[:2]
+        z = v * v
+        y.mul_(2)
+    elif case == "view saved, view written":
+        v = y[:1]
+        z = v.sin()
+        v.mul_(2)
+    elif case == "base saved, item written":
+        z = y.sin()
+        y[0] = 5.0
+    else:   # written under no_grad: the node that made it is named
+        z = y * y
+        with gpugrad.no_grad():
+            y.add_(1)
+    with pytest.raises(RuntimeError) as e:
+        z.sum().backward()
+    return str(e.value)
+
+
+@pytest.mark.parametrize("case, which", [
+    ("value", "Add"), ("output", "Exp"), ("view saved, base written", "AsStrided"),
+    ("view saved, view written", "AsStrided"),
+    ("base saved, item written", "torch::autograd::CopySlices"), ("no_grad", "Mul")])
+def test_a_modified_saved_value_is_named_as_pytorch_names_it(device, case, which):
+    message = _modified(device, case)
+    assert message.startswith("one of the variables needed for gradient computation has been "
+                              "modified by an inplace operation: [gpugrad.")
+    assert f"], which is output 0 of {which}, is at version 1; expected version 0 instead." \
+        in message

@@ -163,6 +163,15 @@ class Node:
         which = ""
         if pos == -1:
             which = f", which is output 0 of {_op_name(self)},"
+        elif pos >= 0 and box.last is not None:   # named after the last in-place write
+            node, written = box.last
+            if written is value:
+                name = _op_name(node)
+            elif getattr(value, "base", None) is not None:   # a view of what was written
+                name = "AsStrided"
+            else:   # the base of the view that was written
+                name = "torch::autograd::CopySlices"
+            which = f", which is output 0 of {name},"
         elif pos >= 0:
             node, nr = self.next_functions[pos]
             if node is not None and not isinstance(node, AccumulateGrad):
