@@ -821,17 +821,17 @@ OP_DB += [
             lambda x: _norm_ref(x, 3, (0, 1)), (((2, 3, 2),),), ("LinalgVectorNormBackward0",),
             avoid=(0.0,)),
     OpEntry("vector_norm_neg_inf", lambda x: gpugrad.linalg.vector_norm(x, -math.inf, 1),
-            lambda x: np.abs(x).min(1), ROWS, ("MinBackward0", "AbsBackward0"), avoid=(0.0,)),
+            lambda x: np.abs(x).min(1), ROWS, ("AminBackward0", "AbsBackward0"), avoid=(0.0,)),
     OpEntry("linalg_norm", gpugrad.linalg.norm, lambda x: np.sqrt((x * x).sum()),
             (((2, 3),), ((2, 3, 2),)), ("LinalgVectorNormBackward0",)),
     OpEntry("matrix_norm_fro", gpugrad.linalg.matrix_norm, lambda a: _matrix_norm_ref(a, "fro"),
             (((2, 3, 2),),), ("LinalgVectorNormBackward0",)),
     OpEntry("matrix_norm_1", lambda a: gpugrad.linalg.matrix_norm(a, 1),
-            lambda a: _matrix_norm_ref(a, 1), (((2, 3, 2),),), ("MaxBackward0", "SumBackward1"),
+            lambda a: _matrix_norm_ref(a, 1), (((2, 3, 2),),), ("AmaxBackward0", "SumBackward1"),
             avoid=(0.0,)),
     OpEntry("norm_inf_keepdim", lambda a: gpugrad.linalg.norm(a, -math.inf, (2, 0), True),
             lambda a: _matrix_norm_ref(a, -np.inf, (2, 0))[None, :, None], (((2, 3, 2),),),
-            ("MinBackward0", "SumBackward1"), avoid=(0.0,)),
+            ("AminBackward0", "SumBackward1"), avoid=(0.0,)),
     OpEntry("matrix_norm_2", lambda a: gpugrad.linalg.matrix_norm(a, 2),
             lambda a: _matrix_norm_ref(a, 2), (((3, 2),),), ("LinalgSvdBackward0",)),
     OpEntry("norm_nuc", lambda a: gpugrad.linalg.norm(a, "nuc"),
@@ -1907,4 +1907,22 @@ OP_DB += [
             lambda x: _FN.fractional_max_pool3d(x, (2, 2, 3), (2, 3, 2),
                                                 _random_samples=_const(_FRAC3_U, x)),
             _frac3_ref, (((1, 2, 4, 5, 6),),), ("FractionalMaxPool3DBackward0",)),
+]
+
+
+# -- amax/amin (ties share the gradient), nanmedian, var_mean/std_mean (one node, two outputs) ---
+OP_DB += [
+    OpEntry("amax_dims", lambda x: x.amax((0, 2), keepdim=True),
+            lambda x: x.max(axis=(0, 2), keepdims=True), (((2, 3, 2),),), ("AmaxBackward0",)),
+    OpEntry("amin_all", gpugrad.amin, np.min, (((2, 3),), ((),)), ("AminBackward0",)),
+    OpEntry("nanmedian", gpugrad.nanmedian, lambda x: np.sort(x.ravel())[(x.size - 1) // 2],
+            (((2, 3),),), ("NanmedianBackward0",)),
+    OpEntry("nanmedian_dim", lambda x: gpugrad.nanmedian(x, 1)[0],
+            lambda x: np.sort(x, 1)[:, (x.shape[1] - 1) // 2], (((3, 4),),),
+            ("NanmedianBackward1",)),
+    OpEntry("var_mean", lambda x: tuple(gpugrad.var_mean(x, 1, keepdim=True)),
+            lambda x: (x.var(1, ddof=1, keepdims=True), x.mean(1, keepdims=True)), ROWS,
+            ("VarMeanBackward0",)),
+    OpEntry("std_mean", lambda x: tuple(gpugrad.std_mean(x, correction=0)),
+            lambda x: (x.std(), x.mean()), ROWS, ("StdMeanBackward0",)),
 ]

@@ -3,13 +3,16 @@ and composites of other ops (ravel, movedim, meshgrid, broadcast_tensors); plus 
 non-differentiable nonzero, isclose and count_nonzero."""
 from __future__ import annotations
 
+import math
+import numbers
 import warnings
 
 import numpy as np
 
 from .._backend import xp_of
-from ..tensor import Tensor
+from ..tensor import Tensor, scalar_name
 from ._op import Op, broadcast_error, unbroadcast
+from .reduce import _axes, _expand, _inv, _mean, _moment, shared, values_indices
 from .select import _along, _data, _Scatter
 
 
@@ -164,18 +167,42 @@ class DiagonalBackward0_copy(Op):  # noqa: N801  (PyTorch's node name)
 
 
 class MedianBackward0(Op):
-    """y = the lower median of all entries of x"""
-    __slots__ = ("shape", "where")
-    temps = ("where",)
+    """y = the lower median of all entries of x (nan if one is nan)   (NOTE: tied entries, or
+    the nans of a nan result, share the gradient evenly, as PyTorch)"""
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+    ignore_nan = False
 
     def forward(self, xp, x):
         flat = x.reshape(-1)
-        k = xp.argsort(flat, kind="stable")[(flat.size - 1) // 2]
-        self.shape, self.where = x.shape, xp.unravel_index(k, x.shape)
-        return flat[k]
+        n = flat.size
+        if n == 0:
+            return _empty_median(xp, x.dtype)
+        s = xp.sort(flat)   # nan last
+        if x.dtype.kind != "f":
+            return s[(n - 1) // 2]
+        count = (~xp.isnan(flat)).sum()
+        k = xp.maximum(count - 1, 0) // 2 if self.ignore_nan else \
+            xp.where(count < n, n - 1, (n - 1) // 2)
+        return xp.take(s, k)
 
-    def backward(self, F, gy):
-        return F.index_add(self.shape, self.where, gy)
+    def backward(self, F, gy, x, y):
+        return shared(F, gy, x, y, nan_hits=True)
+
+
+class NanmedianBackward0(MedianBackward0):
+    """y = the lower median of the entries of x that are not nan (nan if all are)"""
+    ignore_nan = True
+
+
+def _empty_median(xp, dtype):
+    """The median of no entries: nan; for integers what PyTorch's cast of that nan gives (NOTE:
+    the x86 conversion result, INT_MIN, narrowed to the dtype)."""
+    if dtype.kind in "fc":
+        return xp.asarray(np.nan, dtype=dtype)
+    return xp.asarray(np.asarray(np.iinfo(np.int64 if dtype.itemsize == 8 else np.int32).min)
+                      .astype(dtype))
 
 
 class MedianBackward1(_Scatter):
@@ -190,6 +217,91 @@ class MedianBackward1(_Scatter):
 
     def backward(self, F, gy):
         return _Scatter.backward(self, F, gy if self.keepdim else F.expand_dims(gy, self.dim))
+
+
+class NanmedianBackward1(MedianBackward1):
+    """values of nanmedian(x, dim)"""
+    __slots__ = ()
+
+
+_COMPLEX_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def median_along(input, dim, keepdim, ignore_nan):
+    """(values, indices) of median / nanmedian along dim, as PyTorch picks them: the lower
+    median (of the entries that are not nan); for median the first nan of a slice holding one."""
+    name = "nanmedian" if ignore_nan else "median"
+    if input.dtype.kind in "bc":
+        kind = _COMPLEX_NAMES.get(input.dtype.name, "Bool")
+        raise NotImplementedError(f'"median_{"cpu" if dim is None else "out"}" not implemented '
+                                  f"for '{kind}'")
+    if dim is None:
+        return (NanmedianBackward0 if ignore_nan else MedianBackward0).apply(input)
+    if input.ndim == 0:
+        _axes(dim, 0)
+        return input.clone(), Tensor._make(xp_of(input._data).zeros((), np.int64))
+    d = input._dim(dim)
+    a = input._data
+    n = a.shape[d]
+    if n == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    xp = xp_of(a)
+    order = xp.argsort(a, axis=d, kind="stable")   # nan last
+    if a.dtype.kind == "f":
+        nan = xp.isnan(a)
+        count = (~nan).sum(axis=d, keepdims=True)
+        k = xp.maximum(count - 1, 0) // 2 if ignore_nan else xp.full(count.shape, (n - 1) // 2)
+        idx = xp.take_along_axis(order, k, axis=d)
+        if not ignore_nan:
+            idx = xp.where(count < n, xp.argmax(nan, axis=d, keepdims=True), idx)
+    else:
+        idx = xp.take(order, xp.asarray([(n - 1) // 2]), axis=d)
+    cls = NanmedianBackward1 if ignore_nan else MedianBackward1
+    values = cls.apply(input, dim=d, index=idx, keepdim=keepdim)
+    return values, Tensor._make((idx if keepdim else idx.squeeze(d)).astype(np.int64))
+
+
+class VarMeanBackward0(Op):
+    """(var, mean) of x over dims: sum((x - m)^2) / (N - correction) and m"""
+    __slots__ = ("axes", "keepdims", "correction")
+    saves = (0,)
+    saved_names = ("self",)
+    root = False
+
+    def forward(self, xp, x, axes=None, keepdims=False, correction=1):
+        self.axes, self.keepdims, self.correction = axes, keepdims, correction
+        fn = x.std if self.root else x.var
+        return _moment(fn, x, axes, keepdims, correction), _mean(x, axes, keepdims)
+
+    def backward(self, F, grads, x):
+        axes = self.axes if self.axes is not None else tuple(range(x.ndim))
+        n = math.prod(x.shape[a] for a in axes)
+        gv, gm = grads
+        gx = None
+        if gv is not None:
+            centred = x - F.mean(x, axis=axes, keepdims=True)
+            scale = _inv(n - self.correction)
+            if self.root:   # NOTE: zero gradient where the std is 0, as StdBackward0
+                y = F.sqrt(F.sum(centred * centred, axis=axes, keepdims=True) * scale)
+                safe = F.where(y == 0, 1, y) if F.fast else F.where(y == 0, F.ones_like(y), y)
+                gx = _expand(F, gv, x.shape, axes, self.keepdims) / safe * (y != 0) * centred \
+                    * scale
+            else:
+                gx = _expand(F, gv, x.shape, axes, self.keepdims) * centred * (2.0 * scale)
+        if gm is not None:
+            g = _expand(F, gm / max(n, 1), x.shape, axes, self.keepdims)
+            gx = g if gx is None else gx + g
+        return gx
+
+
+class StdMeanBackward0(VarMeanBackward0):
+    """(std, mean) of x over dims"""
+    __slots__ = ()
+    root = True
+
+
+for _cls in (VarMeanBackward0, StdMeanBackward0):
+    _cls.n_outputs = 2
 
 
 def trace(input):
@@ -207,29 +319,48 @@ def diag(input, diagonal=0):
 
 
 def median(input, dim=None, keepdim=False):
-    """The lower median (of all entries, or along ``dim`` with its indices)."""
+    """The lower median (of all entries, or along ``dim`` with its indices); nan where a nan
+    is."""
     if dim is None:
-        return MedianBackward0.apply(input)
-    from .reduce import values_indices
-    from .select import _order
-    d = input._dim(dim)
-    n = input.shape[d] if input.ndim else 1
-    pos = (slice(None),) * d + (slice((n - 1) // 2, (n - 1) // 2 + 1),)
-    idx = _order(input, d, False)[pos]
-    values = MedianBackward1.apply(input, dim=d, index=idx, keepdim=keepdim)
-    return values_indices(values, Tensor._make(idx if keepdim else idx.squeeze(d)), "median")
+        return median_along(input, None, keepdim, False)
+    return values_indices(*median_along(input, dim, keepdim, False), "median")
 
 
-def std_mean(input, dim=None, *, correction=1, keepdim=False):
-    from .reduce import mean, std
-    return std(input, dim, correction=correction, keepdim=keepdim), mean(
-        input, dim, keepdim=keepdim) if dim is not None else mean(input)
+def _moments(name, cls, input, dim, unbiased, keepdim, correction):
+    from .reduce import _var_args
+    axes, correction = _var_args(name, input, dim, unbiased, correction)
+    return cls.apply(input, axes=axes, keepdims=keepdim, correction=correction)
 
 
-def var_mean(input, dim=None, *, correction=1, keepdim=False):
-    from .reduce import mean, var
-    return var(input, dim, correction=correction, keepdim=keepdim), mean(
-        input, dim, keepdim=keepdim) if dim is not None else mean(input)
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _moments("std_mean", StdMeanBackward0, input, dim, unbiased, keepdim, correction)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _moments("var_mean", VarMeanBackward0, input, dim, unbiased, keepdim, correction)
+
+
+def torch_norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
+    """torch.norm: a vector norm over dim (every entry when None), except a string p other
+    than 'fro', or 'fro' over more than two dims, which is linalg.matrix_norm's."""
+    from .reduce import LinalgVectorNormBackward0
+    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if not isinstance(p, (str, numbers.Real)) and p is not None:
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+                        f"{type(p).__name__}")
+    if isinstance(p, str) and (p != "fro" or dims is not None and len(dims) > 2):
+        from .matrix import matrix_norm
+        y = matrix_norm(input, p, tuple(range(input.ndim)) if dims is None else dims, keepdim,
+                        dtype=dtype)
+    else:
+        input = input if dtype is None else input.to(dtype)
+        if input.dtype.kind not in "fc":
+            raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                               f"as input. Got {scalar_name(input.dtype).capitalize()}")
+        ord = 2.0 if p in ("fro", None) else float(p)
+        y = LinalgVectorNormBackward0.apply(input, ord=ord, axes=_axes(dims, input.ndim),
+                                            keepdims=keepdim)
+    return y if out is None else out.copy_(y)
 
 
 def atan2(input, other):
@@ -349,4 +480,5 @@ def count_nonzero(input, dim=None):
 
 OPS = [Atan2Backward0, LerpBackward0, LerpBackward1, AddcmulBackward0, AddcdivBackward0,
        MaskedSelectBackward0, TraceBackward0, DiagEmbedBackward0, DiagonalBackward0_copy,
-       MedianBackward0, MedianBackward1]
+       MedianBackward0, MedianBackward1, NanmedianBackward0, NanmedianBackward1, VarMeanBackward0,
+       StdMeanBackward0]

@@ -270,27 +270,12 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
 
 
 def nanmedian(input, dim=None, keepdim=False):
-    """The lower median of the entries that are not nan (with indices when dim is given)."""
-    from .select import gather
-    xp = xp_of(input._data)
-    flat = dim is None
-    x = input.reshape(-1) if flat else (input if input.ndim else input.reshape(1))
-    d = -1 if flat else (input._dim(dim) if input.ndim else 0)
-    a = x._data
-    order = xp.argsort(a, axis=d, kind="stable")          # nan last
-    d = d % a.ndim
-    count = (~xp.isnan(a)).sum(axis=d, keepdims=True) if a.dtype.kind == "f" else \
-        xp.full(a.shape[:d] + (1,) + a.shape[d + 1:], a.shape[d])
-    k = xp.where(count == 0, (a.shape[d] - 1) // 2, (count - 1) // 2)
-    if flat and a.size == 0:
-        return Tensor._make(xp.asarray(np.nan, dtype=a.dtype))
-    idx = xp.take_along_axis(order, k, axis=d)
-    values = gather(x, d, Tensor._make(idx))
-    if flat:
-        return values.reshape(())
-    if not keepdim or input.ndim == 0:
-        values, idx = values.squeeze(d), idx.squeeze(d)
-    return _NANMEDIAN(values, Tensor._make(idx.astype(np.int64)))
+    """The lower median of the entries that are not nan (with indices when dim is given); nan
+    where all are."""
+    from .extra import median_along
+    if dim is None:
+        return median_along(input, None, keepdim, True)
+    return _NANMEDIAN(*median_along(input, dim, keepdim, True))
 
 
 # -- covariance -----------------------------------------------------------------------------------

@@ -184,11 +184,9 @@ class ScatterReduceBackward0(Op):
             gs = gx[w]
         elif r in ("amax", "amin"):   # the gradient is shared evenly between tied extremes
             yr = _raw(y)
+            # NOTE: self counts among the ties even when excluded (include_self=False), as in
+            # PyTorch: its share is then dropped, not given to src
             hit_x = (_raw(x) == yr).astype(yr.dtype)
-            if not self.include_self:
-                # NOTE: an excluded self that happens to equal the result takes no share here
-                # (PyTorch 2.13 counts it, halving src's gradient)
-                hit_x[w] = 0
             hit_s = (_head(_raw(src), self.index.shape) == yr[w]).astype(yr.dtype)
             n = hit_x.copy()
             reduce_at(xp, "add", n, w, hit_s)

@@ -5,10 +5,12 @@ Index arguments are checked on every device: a bad index is an error, never a wr
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .._backend import xp_of
 from ..tensor import Tensor, scalar_name
 from ._op import Op, broadcast_error
-from .reduce import values_indices
+from .reduce import _axes, _int_dim, values_indices
 
 
 def _data(t):
@@ -177,7 +179,7 @@ class CumsumBackward0(Op):
 
     def forward(self, xp, x, dim=0):
         self.axis = dim
-        return xp.cumsum(x, axis=dim)
+        return xp.cumsum(x, axis=dim, dtype=x.dtype)   # numpy would widen int32 to int64
 
     def backward(self, F, gy):   # the running sum from the other end
         g = F.flip(F.cumsum(F.flip(gy, self.axis), self.axis), self.axis)
@@ -318,6 +320,8 @@ def roll(input, shifts, dims=None):
 def cumsum(input, dim, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
+    elif input.dtype.kind in "biu":   # integers and bool sum up in int64, as PyTorch
+        input = input.to(np.int64)
     return CumsumBackward0.apply(input, dim=input._dim(dim))
 
 
@@ -337,15 +341,28 @@ def triu(input, diagonal=0):
 
 
 def _order(input, dim, descending):
-    """Indices that sort ``input`` along ``dim`` (stable: equal values keep their order)."""
+    """Indices that sort ``input`` along ``dim``, stable (equal values keep their order) and nan
+    counted as the largest value, as PyTorch's sort."""
     xp = xp_of(input._data)
     a = input._data
-    if descending:
-        a = -(a.astype(xp.int64) if a.dtype.kind in "bu" else a)
-    return xp.argsort(a, axis=dim, kind="stable")
+    if not descending:
+        return xp.argsort(a, axis=dim, kind="stable")   # nan last
+    # descending, stably, without negating (bool, unsigned, the smallest int): sort the reversed
+    # array ascending, reverse that order and map it back
+    n = a.shape[dim]
+    back = xp.flip(xp.argsort(xp.flip(a, dim), axis=dim, kind="stable"), dim)
+    return n - 1 - back
+
+
+def _scalar(input, dim):
+    """A 0-d input's sort, topk, argsort: dim must be 0 or -1; its order is index 0."""
+    _axes(dim, 0)
+    return xp_of(input._data).zeros((), dtype=np.int64)
 
 
 def sort(input, dim=-1, descending=False, stable=False):
+    if input.ndim == 0:
+        return values_indices(input.clone(), Tensor._make(_scalar(input, dim)), "sort")
     dim = input._dim(dim)
     idx = _order(input, dim, descending)
     return values_indices(SortBackward0.apply(input, dim=dim, index=idx), Tensor._make(idx),
@@ -353,17 +370,44 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
+    if input.ndim == 0:
+        return Tensor._make(_scalar(input, dim))
     return Tensor._make(_order(input, input._dim(dim), descending))
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
+    if input.ndim == 0:
+        if not 0 <= k <= 1:
+            raise RuntimeError("selected index k out of range")
+        return values_indices(input.clone(), Tensor._make(_scalar(input, dim)), "topk")
     dim = input._dim(dim)
-    if not 0 <= k <= (input.shape[dim] if input.ndim else 1):
+    if not 0 <= k <= input.shape[dim]:
         raise RuntimeError("selected index k out of range")
     idx = _order(input, dim, largest)
     idx = idx[(slice(None),) * dim + (slice(0, k),)]
     return values_indices(TopkBackward0.apply(input, dim=dim, index=idx), Tensor._make(idx),
                           "topk")
+
+
+def arg_extreme(name, input, dim, keepdim):
+    """argmax / argmin: the first index of the extreme (of a nan, as the largest and smallest)."""
+    x = input._data
+    xp = xp_of(x)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is None:
+        if x.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0.")
+        r = getattr(xp, name)(x.reshape(-1)).reshape((1,) * x.ndim if keepdim else ())
+        return Tensor._make(xp.asarray(r, dtype=np.int64))
+    axis = _axes(_int_dim(name, dim), x.ndim)
+    if not x.ndim:
+        return Tensor._make(xp.zeros((), np.int64))
+    if x.shape[axis[0]] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {axis[0]} to have non-zero size.")
+    r = getattr(xp, name)(x, axis=axis[0], keepdims=keepdim)
+    return Tensor._make(xp.asarray(r, dtype=np.int64))
 
 
 def repeat(input, *sizes):
