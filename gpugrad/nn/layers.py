@@ -215,6 +215,7 @@ class _BatchNorm(Module):
     """Normalise each channel (dim 1) by the batch's statistics in training, by running ones
     (updated in training) in eval; then scale and shift."""
     _dims: tuple = ()
+    _version = 2   # PyTorch's, recorded in state_dict()._metadata
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, bias=True):

@@ -3,15 +3,13 @@ buffer as an attribute registers it, so ``parameters()``, ``state_dict()``, ``to
 see the whole tree."""
 from __future__ import annotations
 
-from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
-
 from .. import _backend
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import RemovableHandle
 from ..optim.optimizer import zero_grads
 from ..tensor import Tensor, describe
 from . import _backward_hooks as _hooks
+from ._module_state import StateDictMixin, _IncompatibleKeys  # noqa: F401  (re-exported)
 from .parameter import Buffer, Parameter
 
 # Bumped whenever any module's parameters or children change, so a module's cached parameter
@@ -36,15 +34,6 @@ for _name in ("__setitem__", "__delitem__", "__ior__", "pop", "popitem", "clear"
     setattr(_Registry, _name, _invalidating(getattr(dict, _name)))
 
 
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    def __repr__(self):
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
-
-
 def _typename(obj) -> str:
     if isinstance(obj, Tensor):
         return describe(obj._data).split(" ")[0]
@@ -59,24 +48,36 @@ def _addindent(s, n):
     return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
 
 
-def _check_name(kind, name):
+def _check_name(module, kind, name, store):
     if not isinstance(name, str):
         raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
     if "." in name:
-        raise KeyError(f"{kind} name can't contain \".\", got: {name}")
+        raise KeyError(f"{kind} name can't contain \".\"")
     if name == "":
         raise KeyError(f"{kind} name can't be empty string \"\"")
+    if hasattr(module, name) and name not in store:
+        raise KeyError(f"attribute '{name}' already exists")
 
 
-class Module:
+_STATE_HOOK_LISTS = ("_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
+                     "_load_state_dict_post_hooks")
+
+
+class Module(StateDictMixin):
     """Base class for all neural network modules; subclasses define ``forward``."""
 
     training: bool
+    _version = 1   # bump in a subclass whose state dict layout changes; see ``_metadata``
+    call_super_init = False
+    dump_patches = False
 
     def __init__(self, *args, **kwargs):
-        if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments: "
-                            f"{args or ''}{kwargs or ''}")
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        if args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = _Registry()
@@ -89,6 +90,8 @@ class Module:
         d["_backward_pre_hooks"] = []
         d["_is_full_backward_hook"] = None
         d["_param_cache"] = None
+        for name in _STATE_HOOK_LISTS:
+            d[name] = []
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required "
@@ -103,7 +106,7 @@ class Module:
         self.__dict__.update(state)
         d = self.__dict__
         for name in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
-                     "_backward_pre_hooks"):
+                     "_backward_pre_hooks") + _STATE_HOOK_LISTS:
             d.setdefault(name, [])
         d.setdefault("_is_full_backward_hook", None)
         if d["_backward_hooks"] or d["_backward_pre_hooks"]:
@@ -164,9 +167,7 @@ class Module:
     def register_parameter(self, name, param):
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
-        _check_name("parameter", name)
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_name(self, "parameter", name, self._parameters)
         if param is not None:
             if not isinstance(param, Parameter):
                 raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
@@ -181,9 +182,7 @@ class Module:
     def register_buffer(self, name, tensor, persistent=True):
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
-        _check_name("buffer", name)
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_name(self, "buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(gpugrad Tensor or None required)")
@@ -196,56 +195,65 @@ class Module:
     def add_module(self, name, module):
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
-        _check_name("module", name)
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f"module name can't contain \".\", got: {name}")
+        if name == "":
+            raise KeyError("module name can't be empty string \"\"")
         self._modules[name] = module
 
-    register_module = add_module
+    def register_module(self, name, module):
+        """Alias for ``add_module``."""
+        self.add_module(name, module)
 
     def __setattr__(self, name, value):
+        # NOTE: a name already in the store it is assigned to keeps its place there (tied
+        # weights keep the state dict's order); only the other stores forget it.
         d = self.__dict__
         params = d.get("_parameters")
+        modules = d.get("_modules")
+        buffers = d.get("_buffers")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, buffers, modules)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(gpugrad.nn.Parameter or None expected)")
-            params[name] = None
+            self.register_parameter(name, None)
         elif isinstance(value, Module):
-            if d.get("_modules") is None:
+            if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
-            d["_modules"][name] = value
-        elif d.get("_modules") is not None and name in d["_modules"]:
+            self._forget(name, params, buffers)
+            modules[name] = value
+        elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(gpugrad.nn.Module or None expected)")
-            d["_modules"][name] = None
-        elif isinstance(value, Buffer):
-            if d.get("_buffers") is None:
-                raise AttributeError("cannot assign buffer before Module.__init__() call")
-            self._forget(name)
-            self.register_buffer(name, value, value.persistent)
-        elif d.get("_buffers") is not None and name in d["_buffers"]:
+            modules[name] = None
+        elif isinstance(value, Buffer) or (buffers is not None and name in buffers):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                                "(gpugrad.Tensor or None expected)")
-            d["_buffers"][name] = value
+                                "(gpugrad.nn.Buffer, gpugrad.Tensor or None expected)")
+            persistent = (value.persistent if isinstance(value, Buffer)
+                          else name not in d["_non_persistent_buffers_set"])
+            self.register_buffer(name, value, persistent)
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name):
-        """Drop ``name`` from every store before it is registered in another."""
+    def _forget(self, name, *stores):
+        """Drop ``name`` from the instance dict and ``stores`` before it is registered in
+        another store."""
         d = self.__dict__
         d.pop(name, None)
-        for store in ("_parameters", "_buffers", "_modules"):
-            if name in d[store]:
-                del d[store][name]
+        for store in stores:
+            if name in store:
+                del store[name]
         d["_non_persistent_buffers_set"].discard(name)
 
     def __getattr__(self, name):
@@ -334,21 +342,53 @@ class Module:
         return (b for _, b in self.named_buffers(recurse=recurse))
 
     def get_submodule(self, target):
+        """The submodule at dotted path ``target`` ('' is the module itself)."""
         if target == "":
             return self
         m = self
         for item in target.split("."):
-            if item not in m._modules:
+            if not hasattr(m, item):
                 raise AttributeError(f"{m._get_name()} has no attribute `{item}`")
-            m = m._modules[item]
+            m = getattr(m, item)
+            if not isinstance(m, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
         return m
 
+    def set_submodule(self, target, module, strict=False):
+        """Put ``module`` at dotted path ``target``, whose parent must exist; ``strict``: only
+        replace an existing submodule."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def _get_member(self, target):
+        path, _, name = target.rpartition(".")
+        m = self.get_submodule(path)
+        if not hasattr(m, name):
+            raise AttributeError(f"{m._get_name()} has no attribute `{name}`")
+        return m, name, getattr(m, name)
+
     def get_parameter(self, target):
-        mod_path, _, name = target.rpartition(".")
-        m = self.get_submodule(mod_path)
-        if name not in m._parameters:
-            raise AttributeError(f"{m._get_name()} has no parameter `{name}`")
-        return m._parameters[name]
+        """The parameter at dotted path ``target``."""
+        _, name, p = self._get_member(target)
+        if not isinstance(p, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return p
+
+    def get_buffer(self, target):
+        """The buffer at dotted path ``target``."""
+        m, name, b = self._get_member(target)
+        if name not in m._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return b
 
     def apply(self, fn):
         for m in self.children():
@@ -376,9 +416,10 @@ class Module:
         zero_grads(self._param_list(), set_to_none)
 
     # -- device and dtype ---------------------------------------------------------------------
-    def _apply(self, fn):
-        for m in self.children():
-            m._apply(fn)
+    def _apply(self, fn, recurse=True):
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
         with no_grad():
             for p in self._parameters.values():
                 if p is None:
@@ -425,70 +466,24 @@ class Module:
     def half(self):
         return self.to("float16")
 
-    # -- state dict ---------------------------------------------------------------------------
-    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
-        if destination is None:
-            destination = OrderedDict()
-        for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
-        for name, m in self._modules.items():
-            if m is not None:
-                m.state_dict(destination=destination, prefix=prefix + name + ".",
-                             keep_vars=keep_vars)
-        return destination
+    def bfloat16(self):
+        raise TypeError("gpugrad has no bfloat16 dtype (numpy has none): use half() or float()")
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy parameters and buffers from ``state_dict`` (in place). ``strict``: every key must
-        match. Shape mismatches are errors either way."""
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, errors, expected = [], [], set()
-        with no_grad():
-            self._load(state_dict, "", missing, errors, expected, assign)
-        unexpected = [k for k in state_dict if k not in expected]
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
-        if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
-        return _IncompatibleKeys(missing, unexpected)
+    def type(self, dst_type):
+        """Cast every parameter and buffer (integer ones too) to ``dst_type``."""
+        return self._apply(lambda t: t.type(dst_type))
 
-    def _load(self, sd, prefix, missing, errors, expected, assign):
-        local = [(n, p) for n, p in self._parameters.items() if p is not None]
-        local += [(n, b) for n, b in self._buffers.items()
-                  if b is not None and n not in self._non_persistent_buffers_set]
-        for name, cur in local:
-            key = prefix + name
-            expected.add(key)
-            if key not in sd:
-                missing.append(key)
-                continue
-            v = sd[key]
-            if not isinstance(v, Tensor):
-                errors.append(f'While copying the parameter named "{key}", expected gpugrad.Tensor '
-                              f"or Tensor-like object from checkpoint but received {type(v)}")
-                continue
-            if v.shape != cur.shape:
-                errors.append(f"size mismatch for {key}: copying a param with shape {v.shape} "
-                              f"from checkpoint, the shape in current model is {cur.shape}.")
-                continue
-            v = v.to(device=cur.device, dtype=cur.dtype)
-            if assign and name in self._parameters:
-                cur.data = v.detach()
-            else:
-                cur.copy_(v)
-        for name, m in self._modules.items():
-            if m is not None:
-                m._load(sd, prefix + name + ".", missing, errors, expected, assign)
+    def to_empty(self, *, device, recurse=True):
+        """Give every parameter and buffer fresh storage on ``device`` without copying; the
+        values are unspecified (zeros here)."""
+        from .._creation import zeros_like
+        return self._apply(lambda t: zeros_like(t, device=device), recurse=recurse)
+
+    def share_memory(self):
+        return self._apply(lambda t: t.share_memory_())
+
+    def compile(self, *args, **kwargs):
+        """In-place ``gpugrad.compile`` of the module: nothing to do (every op runs eagerly)."""
 
     # -- printing -----------------------------------------------------------------------------
     def extra_repr(self) -> str:
