@@ -15,7 +15,16 @@ from . import (
 )
 from ._backend import device, set_default_device
 from ._creation import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
     Generator,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
     arange,
     as_dtype,
     as_tensor,

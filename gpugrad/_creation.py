@@ -53,13 +53,20 @@ def as_array(data, default_float=None, dtype=None):
         return a.copy() if dtype is None else a.astype(dtype)
     if _backend.is_array(data) and not isinstance(data, np.generic):
         return data.copy() if dtype is None else data.astype(dtype)
-    if isinstance(data, (list, tuple)) and data and any(isinstance(v, Tensor) for v in _flat(data)):
-        data = _host_lists(data)
+    want = None
+    if isinstance(data, (list, tuple)) and data:
+        # entries that carry a dtype (tensors, numpy scalars and arrays) take part in it
+        typed = [v for v in _flat(data) if isinstance(v, (Tensor, np.generic, np.ndarray))]
+        if typed:
+            want = _sequence_dtype(typed, data, default_float or DEFAULT.float)
+            data = _host_lists(data)
     a = np.array(data)
     if a.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     if dtype is not None:
         return a.astype(dtype)
+    if want is not None:
+        return a.astype(want)
     if a.dtype.kind == "f" and not isinstance(data, np.generic):
         return a.astype(default_float or DEFAULT.float)
     if a.dtype.kind in "iu" and not isinstance(data, np.generic):
@@ -67,6 +74,17 @@ def as_array(data, default_float=None, dtype=None):
     if a.dtype.kind == "U":
         raise TypeError("new(): invalid data type 'str'")
     return a
+
+
+def _sequence_dtype(typed, data, default):
+    """PyTorch's dtype of a sequence: each entry's own (a Python float the default dtype, an
+    int int64), promoted together: ``[np.float64(1.5), 2.0]`` is float64."""
+    from .ops._op import _widest
+    kinds = {type(v) for v in _flat(data) if not isinstance(v, (Tensor, np.generic, np.ndarray))}
+    dtypes = {np.dtype(np.bool_) if k is _builtin_bool else np.dtype(np.int64)
+              if issubclass(k, _builtin_int) else np.dtype(np.complex64) if issubclass(k, complex)
+              else default for k in kinds}
+    return _widest(list(dtypes) + [v.dtype for v in typed])
 
 
 def _flat(data):
@@ -83,6 +101,72 @@ def _host_lists(data):
     if isinstance(data, Tensor):
         return data._host()
     return data
+
+
+# -- the legacy constructors: Tensor(...), FloatTensor(...) ----------------------------------------
+def legacy_array(args, dtype=None, device=None):
+    """The array of ``Tensor(*args)`` and of the typed ``FloatTensor(*args)``: no args, ints or
+    a ``Size`` give an uninitialised tensor of that shape (zeros here), data (a sequence or an
+    array) a copy in ``dtype`` (default: the default float dtype), and a tensor is shared, as
+    in PyTorch."""
+    from .tensor import Size
+    d = as_dtype(dtype) or DEFAULT.float
+    one = args[0] if len(args) == 1 else None
+    if isinstance(one, Tensor):
+        if dtype is not None and one._data.dtype != d:
+            raise TypeError(f"expected {d.name} tensor (got {one._data.dtype.name} tensor)")
+        return one._data
+    if isinstance(one, Size) or all(isinstance(v, _builtin_int) and not isinstance(
+            v, _builtin_bool) for v in args):
+        shape = tuple(one) if isinstance(one, Size) else args or (0,)
+        return _backend.on_device(device, lambda xp: xp.zeros(shape, d))
+    if one is None:
+        bad = next(k for k, v in enumerate(args) if not isinstance(v, _builtin_int))
+        raise TypeError(f"new(): argument 'size' failed to unpack the object at pos {bad + 1} "
+                        f"with error \"type must be tuple of ints,but got "
+                        f"{type(args[bad]).__name__}\"")
+    if isinstance(one, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not (isinstance(one, (list, tuple)) or _backend.is_array(one)) or isinstance(
+            one, np.generic):
+        raise TypeError(f"new(): data must be a sequence (got {type(one).__name__})")
+    a = as_array(one, dtype=d)
+    return a if device is None else _backend.to_device(a, _backend.device(device))
+
+
+class TensorType(type):
+    """The legacy tensor types (``FloatTensor``, ``LongTensor`` ...): calling one builds a CPU
+    tensor of its dtype (``LongTensor(3)``: three uninitialised entries, ``FloatTensor([1, 2])``
+    that data); ``isinstance(t, FloatTensor)`` asks whether t is a float32 CPU tensor."""
+
+    def __call__(cls, *args, device=None):
+        return _finish(legacy_array(args, cls.dtype, device), False)
+
+    def __instancecheck__(cls, obj):
+        return (isinstance(obj, Tensor) and obj._data.dtype == cls.dtype
+                and isinstance(obj._data, np.ndarray))
+
+    def __repr__(cls):
+        return f"<class 'gpugrad.{cls.__name__}'>"
+
+
+def _tensor_type(name, dtype):
+    return TensorType(name, (), {"dtype": np.dtype(dtype), "is_cuda": False, "is_sparse": False,
+                                 "__module__": "gpugrad", "__slots__": ()})
+
+
+FloatTensor = _tensor_type("FloatTensor", np.float32)
+DoubleTensor = _tensor_type("DoubleTensor", np.float64)
+HalfTensor = _tensor_type("HalfTensor", np.float16)
+LongTensor = _tensor_type("LongTensor", np.int64)
+IntTensor = _tensor_type("IntTensor", np.int32)
+ShortTensor = _tensor_type("ShortTensor", np.int16)
+CharTensor = _tensor_type("CharTensor", np.int8)
+ByteTensor = _tensor_type("ByteTensor", np.uint8)
+BoolTensor = _tensor_type("BoolTensor", np.bool_)
+TENSOR_TYPES = {t.__name__: t for t in (FloatTensor, DoubleTensor, HalfTensor, LongTensor,
+                                        IntTensor, ShortTensor, CharTensor, ByteTensor,
+                                        BoolTensor)}
 
 
 def _finish(a, requires_grad):
@@ -200,9 +284,16 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if not (step > 0 or step < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (np.isfinite(start) and np.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
-        dtype = DEFAULT.float if any(isinstance(v, _builtin_float) for v in (start, end, step)) \
-            else np.int64
+        dtype = DEFAULT.float if any(isinstance(v, (_builtin_float, np.floating))
+                                     for v in (start, end, step)) else np.int64
     return _finish(_backend.on_device(device, lambda xp: xp.arange(start, end, step,
                                                                     dtype=as_dtype(dtype))),
                    requires_grad)

@@ -65,7 +65,8 @@ def to_args(args, kwargs):
 
 def _to(self, *args, **kwargs):
     dev, dtype = to_args(args, kwargs)
-    if (dtype is None or dtype == self._data.dtype) and (dev is None or dev == self.device):
+    if not kwargs.get("copy") and (dtype is None or dtype == self._data.dtype) and (
+            dev is None or dev == self.device):
         return self
     if dtype is not None and np.dtype(dtype).kind not in "fc" and self._rg:
         from .autograd.grad_mode import no_grad
@@ -83,13 +84,6 @@ def _is_dtype_name(a):
 def _cuda(self, device=None):
     return _to(self, "cuda" if device is None else _backend.device(device if not isinstance(
         device, int) else f"cuda:{device}"))
-
-
-def _type(self, dtype=None):
-    if dtype is None:
-        from .tensor import describe
-        return describe(self._data).split(" ")[0]
-    return _to(self, dtype)
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -205,7 +199,7 @@ def _install():
         "floor": un.floor, "ceil": un.ceil, "round": un.round, "trunc": un.trunc,
         "fix": un.trunc, "frac": un.frac,
         "gather": sel.gather, "index_select": sel.index_select, "masked_fill": sel.masked_fill,
-        "flip": sel.flip, "roll": sel.roll, "cumsum": sel.cumsum, "tril": sel.tril,
+        "roll": sel.roll, "cumsum": sel.cumsum, "tril": sel.tril,
         "triu": sel.triu, "sort": sel.sort, "argsort": sel.argsort, "topk": sel.topk,
         "repeat": sel.repeat, "narrow": sel.narrow, "outer": sel.outer,
         "masked_fill_": lambda s, mask, value: inplace(
@@ -225,7 +219,7 @@ def _install():
             _new("full", s, (size, fill_value), dtype, device, requires_grad),
         "new_empty": lambda s, *size, dtype=None, device=None, requires_grad=False: _new(
             "empty", s, size, dtype, device, requires_grad),
-        "to": _to, "cuda": _cuda, "type": _type,
+        "to": _to, "cuda": _cuda,
         "cpu": lambda s: _to(s, "cpu"),
         "float": lambda s: _to(s, np.float32), "double": lambda s: _to(s, np.float64),
         "half": lambda s: _to(s, np.float16), "long": lambda s: _to(s, np.int64),

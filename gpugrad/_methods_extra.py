@@ -4,12 +4,14 @@ methods of ``ops.numeric`` / ``ops.stacking`` / ``ops.linalg_legacy``."""
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
 from . import _backend
 from .ops import extra as ex
 from .ops import linalg_legacy as legacy
+from .ops import misc
 from .ops import numeric as nm
 from .ops import pointwise as pw
 from .ops import select as sel
@@ -264,8 +266,47 @@ def _integer_or(fn, fallback):
     return op
 
 
+def _flip(self, *dims, **kw):
+    """``t.flip(0, 1)``, ``t.flip((0, 1))`` or ``t.flip(dims=(0, 1))``."""
+    if "dims" in kw:
+        dims = (kw.pop("dims"),)
+    if not dims or kw:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    return sel.flip(self, dims[0] if len(dims) == 1 else dims)
+
+
+def _contains(self, element):
+    """``v in t``: whether any entry equals v (a number or a tensor, broadcast against t)."""
+    if not isinstance(element, (Tensor, numbers.Number)):
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed "
+                           f"in a {type(element)}.")
+    return bool((self == element).any())
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """``t.type()``: the type's name; ``t.type(T)``: t as type T: a dtype, a tensor type
+    (``gpugrad.FloatTensor``) or such a type's name (``'torch.cuda.LongTensor'``, which also
+    names the device)."""
+    from ._creation import TENSOR_TYPES, TensorType
+    from .tensor import describe
+    if dtype is None:
+        return describe(self._data).split(" ")[0]
+    device = None
+    if isinstance(dtype, str):
+        name = dtype.removeprefix("torch.").removeprefix("gpugrad.")
+        cls = TENSOR_TYPES.get(name.removeprefix("cuda."))
+        if cls is None:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype, device = cls, "cuda" if name.startswith("cuda.") else "cpu"
+    if isinstance(dtype, TensorType):
+        dtype, device = dtype.dtype, device or "cpu"
+    return self.to(dtype) if device is None else self.to(device, dtype)
+
+
 def _install():
     T = Tensor
+    T.flip, T.__contains__, T.type = _flip, _contains, _type
+    T.__rmod__ = lambda s, o: misc.remainder(o, s)
     T.byte = lambda s: s.to(np.uint8)
     T.char = lambda s: s.to(np.int8)
     T.short = lambda s: s.to(np.int16)

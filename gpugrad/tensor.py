@@ -80,12 +80,10 @@ class Tensor:
     __array_priority__ = 1000  # ndarray (op) Tensor defers to Tensor's reflected operator
 
     def __init__(self, *args, requires_grad=False):
-        from ._creation import as_array
-        if len(args) == 1 and not isinstance(args[0], int):
-            data = as_array(args[0], DEFAULT.float)
-        else:  # legacy Tensor(2, 3): uninitialised float tensor of that shape
-            data = np.zeros(args, dtype=DEFAULT.float)
-        Tensor._init(self, data, bool(requires_grad))
+        """PyTorch's legacy constructor: ``Tensor([1, 2])`` (data, in the default float dtype),
+        ``Tensor(2, 3)`` / ``Tensor(size)`` (uninitialised), ``Tensor(tensor)`` (shares it)."""
+        from ._creation import legacy_array
+        Tensor._init(self, legacy_array(args), bool(requires_grad))
 
     # -- construction (hot path: no validation) -------------------------------------------------
     def _init(self, data, rg=False, grad_fn=None, out_nr=0):

@@ -2,6 +2,8 @@
 (``x[i] = v``) and the nodes that re-base a view and its base after an in-place change."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _backend
@@ -25,7 +27,9 @@ class SliceBackward0(Op):
 
     def bad_input(self, e, arrays, kw):
         msg = str(e).replace("axis", "dimension")
-        return IndexError(msg) if isinstance(e, IndexError) else RuntimeError(msg)
+        if isinstance(e, IndexError):
+            return IndexError(_index_message(msg, arrays[0].shape, kw["index"]))
+        return RuntimeError(msg)
 
 
 class SelectBackward0(SliceBackward0):
@@ -168,41 +172,155 @@ class CopySlicesOver(Node):
         self.fn._release()
 
 
-def _normalize_index(index, xp):
+def _normalize_index(index, xp, ndim):
     """PyTorch index -> array index; also says which node name it records under: PyTorch's
     top node is that of the last non-trivial component (``x[1:, 0]`` selects, ``x[0, 1:]``
-    slices), and any advanced index makes it IndexBackward0."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    out, kind, advanced = [], "slice", False
-    for i in index:
+    slices), and any advanced index makes it IndexBackward0. Ints or bools next to index
+    arrays give a ``_Split`` (PyTorch applies them first, as views)."""
+    tup = index if isinstance(index, tuple) else (index,)
+    out, kind, advanced, ellipses, scalar = [], "slice", False, 0, False
+    for i in tup:
         if isinstance(i, Tensor):
             i = i._data
             if i.ndim == 0 and i.dtype.kind in "iu":
                 i = int(i)
         if isinstance(i, (list, np.ndarray)) or (xp is not np and isinstance(i, xp.ndarray)):
-            i = xp.asarray(i)
-            if i.dtype.kind not in "iub":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if (tup is not index and i.__class__ is list
+                    and not _PLAIN.issuperset(map(type, i)) and _sequence_as_tuple(i)):
+                return _normalize_index(tuple(i), xp, ndim)
+            raw, i = i, xp.asarray(i)
+            if i.dtype not in _INDEX_DTYPES:
+                i = _unusual_index_array(i, raw)
             advanced = True
         elif isinstance(i, bool):
-            advanced = True
+            advanced = scalar = True
         elif isinstance(i, slice):
             if i != _FULL:
+                if i.step is not None and i.step <= 0:
+                    raise ValueError("step must be greater than zero" if i.step
+                                     else "slice step cannot be zero")
                 kind = "slice"
-        elif isinstance(i, (type(None), type(Ellipsis))):
+        elif i is None:
             pass
+        elif i is Ellipsis:
+            ellipses += 1
         elif isinstance(i, (int, np.integer)):
             i = int(i)
-            kind = "select"
+            kind, scalar = "select", True
         else:
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
                              f"byte Variables are valid indices (got {type(i).__name__})")
         out.append(i)
-    return tuple(out), ("index" if advanced else kind)
+    if ellipses > 1:
+        out = _one_ellipsis(out, ndim)
+    if advanced:
+        return (_split(out, xp) if scalar else tuple(out)), "index"
+    return tuple(out), kind
 
 
 _FULL = slice(None)
+_PLAIN = frozenset((int, bool))
+_INDEX_DTYPES = frozenset(np.dtype(d) for d in (np.int64, np.int32, np.bool_))
+SEQUENCE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+    "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+    "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error "
+    "or a different result")
+UINT8_WARNING = ("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                 "torch.bool instead.")
+
+
+def _sequence_as_tuple(seq):
+    """PyTorch reads a short list holding a sequence, tensor, slice, None or ``...`` as a tuple
+    of indices (``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``), with a warning."""
+    if len(seq) >= 32 or not any(v is None or v is Ellipsis or isinstance(
+            v, (Tensor, list, tuple, range, slice, np.ndarray)) for v in seq):
+        return False
+    warnings.warn(SEQUENCE_WARNING, UserWarning, stacklevel=4)
+    return True
+
+
+def _unusual_index_array(i, raw):
+    """An index array neither int64, int32 nor bool: uint8 is a mask (deprecated), an empty
+    list selects nothing; anything else is an error."""
+    if i.dtype == np.uint8:
+        warnings.warn(UINT8_WARNING, UserWarning, stacklevel=4)
+        return i.astype(np.bool_)
+    if i.size == 0 and raw.__class__ is list:
+        return i.astype(np.int64)
+    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+
+
+def _consumes(i):
+    """How many dims of the indexed tensor an index component uses up."""
+    if i is None or i is Ellipsis or i.__class__ is bool:
+        return 0
+    return i.ndim if getattr(i, "dtype", None) is not None and i.dtype.kind == "b" else 1
+
+
+def _one_ellipsis(out, ndim):
+    """``x[..., 1, ...]``: each ``...`` stands for the dims nothing else names (as PyTorch
+    reads it); full slices that then run past the last dim are dropped."""
+    fill = max(ndim - sum(_consumes(i) for i in out if i is not Ellipsis), 0)
+    full = []
+    for i in out:
+        full.extend((_FULL,) * fill if i is Ellipsis else (i,))
+    n = sum(_consumes(i) for i in full)
+    while n > ndim and full and isinstance(full[-1], slice) and full[-1] == _FULL:
+        full.pop()
+        n -= 1
+    return full
+
+
+class _Split:
+    """An index mixing ints or bools with index arrays, in PyTorch's two steps: ``basic``
+    (the ints select, a bool adds a dim) as a view, then ``adv`` (the arrays) on that view:
+    ``x[1, :, [0, 2]]`` is ``x[1][:, [0, 2]]``, shape (4, 2) for x of shape (3, 4, 5), where
+    numpy's rule would give (2, 4)."""
+    __slots__ = ("basic", "adv")
+
+
+def _split(out, xp):
+    sp = _Split()
+    basic, adv = [], []
+    for i in out:
+        if i.__class__ is int:
+            basic.append(i)
+        elif i.__class__ is bool:   # a new dim of size 1, indexed by [0] (True) or [] (False)
+            basic.append(None)
+            adv.append(xp.zeros(int(i), dtype=np.int64))
+        elif i is None or i is Ellipsis or isinstance(i, slice):
+            basic.append(i)
+            adv.append(i if i is Ellipsis else _FULL)
+        else:
+            basic.extend((_FULL,) * _consumes(i))
+            adv.append(i)
+    sp.basic, sp.adv = tuple(basic), tuple(adv)
+    return sp
+
+
+def _index_message(msg, shape, index):
+    """PyTorch's wording of numpy's indexing errors."""
+    if msg.startswith("too many indices"):
+        return f"too many indices for tensor of dimension {len(shape)}"
+    arrays = [i for i in (index if isinstance(index, tuple) else (index,))
+              if getattr(i, "dtype", None) is not None]
+    if "could not be broadcast" in msg:
+        return ("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                + ", ".join(str(list(a.shape)) for a in arrays))
+    if msg.startswith("boolean index did not match"):
+        d = 0
+        for i in index:
+            if getattr(i, "dtype", None) is not None and i.dtype.kind == "b":
+                for j, n in enumerate(i.shape):
+                    if shape[d + j] != n:
+                        return (f"The shape of the mask {list(i.shape)} at index {j} does not "
+                                f"match the shape of the indexed tensor {list(shape)} at index "
+                                f"{d + j}")
+            d += len(shape) - sum(_consumes(k) for k in index) if i is Ellipsis else _consumes(i)
+    return msg
+
+
 _INDEX_NODES = {"select": SelectBackward0, "slice": SliceBackward0, "index": IndexBackward0}
 
 
@@ -228,11 +346,13 @@ def _basic_steps(idx, ndim):
 
 def getitem(x, index):
     xp = _backend.xp_of(x._data)
-    idx, kind = _normalize_index(index, xp)
+    idx, kind = _normalize_index(index, xp, x._data.ndim)
     if kind != "index" and x._rg and grad_state.enabled and idx == (Ellipsis,):
         return _view_op(AliasBackward0, x, x.shape)   # x[...]: PyTorch's alias
     if kind != "index" and x._rg and grad_state.enabled and (len(idx) > 1 or idx[0] is None):
         steps = _basic_steps(idx, x.ndim)
+        if not steps:   # x[:, :], x[:, ...]: all of x, PyTorch's alias
+            return _view_op(AliasBackward0, x, x.shape)
         if (len(steps) > 1 or steps[0][0] == "unsqueeze") and idx.count(Ellipsis) <= 1:
             # x[0, 1:] records SliceBackward0 over SelectBackward0, as PyTorch does
             try:
@@ -243,18 +363,23 @@ def getitem(x, index):
                 return y
             except IndexError:
                 pass   # the one-op path raises PyTorch's message, naming x's own dimension
-    y = _INDEX_NODES[kind].apply(x, index=idx)
     if kind != "index":
-        _as_view(y, x, lambda a: a[idx])
-    return y
+        y = _INDEX_NODES[kind].apply(x, index=idx)
+        return _as_view(y, x, lambda a: a[idx])
+    if idx.__class__ is _Split:
+        return IndexBackward0.apply(getitem(x, idx.basic), index=idx.adv)
+    return IndexBackward0.apply(x, index=idx)
 
 
 def setitem(x, index, value):
     xp = _backend.xp_of(x._data)
-    idx, kind = _normalize_index(index, xp)
+    idx, kind = _normalize_index(index, xp, x._data.ndim)
     from ..tensor_inplace import HINT, VIEW_OF_LEAF, inplace
-    if kind != "index" and x._rg and x.grad_fn is None and grad_state.enabled:
-        raise RuntimeError(VIEW_OF_LEAF + HINT)  # x[i] = v writes through a view of x
+    if kind != "index":
+        if x._rg and x.grad_fn is None and grad_state.enabled:
+            raise RuntimeError(VIEW_OF_LEAF + HINT)  # x[i] = v writes through a view of x
+    elif idx.__class__ is _Split:   # PyTorch: the ints select a view, the arrays write into it
+        return setitem(getitem(x, idx.basic), idx.adv, value)
     inplace(x, lambda t, v: CopySlices.apply(t, v, index=idx), value,
             raw=lambda a, v: a.__setitem__(idx, v))
 

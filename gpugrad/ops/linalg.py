@@ -203,6 +203,14 @@ def dot(input, other):
 
 
 def bmm(input, mat2):
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if mat2.shape[0] != input.shape[0] or mat2.shape[1] != input.shape[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, "
+                           f"{mat2.shape[1]}].")
     if _amp.active:
         input, mat2 = _lower(input, mat2)
     return BmmBackward0.apply(input, mat2)

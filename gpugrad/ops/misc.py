@@ -170,6 +170,7 @@ class FmodBackward0(Op):
     broadcasts = True
 
     def forward(self, xp, a, b):
+        check_divisor(xp, a, b, "fmod")
         return xp.fmod(a, b)
 
     def backward(self, F, gy):
@@ -185,6 +186,7 @@ class FmodBackward1(Op):
     rounding = "trunc"
 
     def forward(self, xp, a, b):
+        check_divisor(xp, a, b, "fmod")
         return xp.fmod(a, b)
 
     def backward(self, F, gy, a, b):
@@ -200,6 +202,7 @@ class RemainderBackward0(FmodBackward0):
     elementwise = True
 
     def forward(self, xp, a, b):
+        check_divisor(xp, a, b, "remainder")
         return xp.remainder(a, b)
 
 
@@ -208,6 +211,7 @@ class RemainderBackward1(FmodBackward1):
     rounding = "floor"
 
     def forward(self, xp, a, b):
+        check_divisor(xp, a, b, "remainder")
         return xp.remainder(a, b)
 
 
@@ -319,6 +323,7 @@ def fmod(input, other):
 def remainder(input, other):
     if not isinstance(input, Tensor):   # number % tensor: not differentiable (as in PyTorch)
         a = _raw(other)
+        check_divisor(xp_of(a), input, a, "remainder")
         return Tensor._make(xp_of(a).asarray(xp_of(a).remainder(input, a)))
     if isinstance(other, Tensor):
         return RemainderBackward1.apply(input, other)
@@ -500,6 +505,89 @@ def unflatten(input, dim, sizes):
                            f"dim {dim} ({n}) in the input tensor")
     sizes = [n // known if s == -1 else s for s in sizes]
     return reshape(input, *input.shape[:d], *sizes, *input.shape[d + 1:])
+
+
+# -- integer arithmetic as PyTorch does it --------------------------------------------------------
+def integral(v) -> bool:
+    return v.dtype.kind in "iub" if hasattr(v, "dtype") else isinstance(v, int)
+
+
+def check_divisor(xp, a, b, name):
+    """Integer division by zero raises on the CPU, as in PyTorch (on CUDA it is undefined, and
+    checking would cost a device sync); bool by bool is not implemented."""
+    if integral(a) and integral(b):
+        if _is_bool(a) and _is_bool(b):
+            raise NotImplementedError(f"\"{name}_{'cpu' if xp is np else 'cuda'}\" not "
+                                      f"implemented for 'Bool'")
+        if xp is np and not np.all(b):
+            raise RuntimeError("ZeroDivisionError")
+
+
+def _is_bool(v):
+    return v.dtype.kind == "b" if hasattr(v, "dtype") else isinstance(v, bool)
+
+
+def rounded_div(input, other, rounding_mode):
+    """div(..., rounding_mode='floor' | 'trunc'): integers stay integers (and exact); floats
+    divide then round, with zero gradient almost everywhere."""
+    from .pointwise import DivBackward0
+    a, b = _raw(input), _raw(other)
+    if integral(a) and integral(b):
+        xp = xp_of(a if hasattr(a, "dtype") else b)
+        check_divisor(xp, a, b, "div_" + rounding_mode)
+        if rounding_mode == "floor":
+            return Tensor._make(xp.asarray(xp.floor_divide(a, b)))
+        q = xp.floor_divide(xp.abs(a), xp.abs(b))
+        return Tensor._make(xp.asarray(xp.where((xp.asarray(a) < 0) != (xp.asarray(b) < 0),
+                                                -q, q)))
+    from ..autograd.grad_mode import no_grad
+    with no_grad():
+        q = DivBackward0.apply(input, other)
+        f = np.floor if rounding_mode == "floor" else np.trunc
+        return Tensor._make(f(q._data).astype(q._data.dtype))
+
+
+def wrap_int(a, v):
+    """A Python int out of range for the integer array ``a``, wrapped into ``a``'s dtype as
+    PyTorch casts it (two's complement: an int32 tensor + 2**40 adds 0)."""
+    if not (isinstance(v, int) and a.dtype.kind in "iu" and -2 ** 63 <= v < 2 ** 64):
+        raise OverflowError("int too big to convert")
+    bits = 8 * a.dtype.itemsize
+    v %= 1 << bits
+    return v - (1 << bits) if a.dtype.kind == "i" and v >> (bits - 1) else v
+
+
+def int_power(xp, x, y):
+    """x ** y, both integer or bool (arrays, or one a number): PyTorch's result type and
+    integer arithmetic. A negative power of an integer truncates to 0, except for the bases 1
+    and -1; a negative number exponent is an error, as in PyTorch."""
+    from ._op import result_type
+    rt = result_type([x, y])
+    if not hasattr(y, "dtype"):
+        if rt.kind == "b":
+            return x if y else xp.ones_like(x)
+        if y < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return x.astype(rt, copy=False) ** y
+    if rt.kind == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    x, y = xp.asarray(x, dtype=rt), y.astype(rt, copy=False)
+    neg = y < 0
+    out = x ** xp.where(neg, -y, y)
+    return xp.where(neg & (x != 1) & (x != -1), xp.zeros((), dtype=rt), out)
+
+
+def int_clamp_bounds(x, lo, hi):
+    """clamp of an integer or bool array: x in the type PyTorch promotes to (a float bound
+    makes it float), integer bounds wrapped into that type."""
+    from ._op import result_type
+    rt = result_type([x, lo, hi])
+    if rt != x.dtype:
+        x = x.astype(rt)
+    if rt.kind in "iu":
+        lo, hi = (wrap_int(x, v) if isinstance(v, int) and not isinstance(v, bool) else v
+                  for v in (lo, hi))
+    return x, lo, hi
 
 
 OPS = [CumprodBackward0, LogcumsumexpBackward0, HypotBackward0, LogaddexpBackward0,

@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import _backend, kernels
 from ..tensor import DEFAULT, Tensor
-from ._op import Op, broadcast_error, direct
+from ._op import Op, broadcast_error, direct, result_type
+from .misc import int_clamp_bounds, int_power, rounded_div, wrap_int
 
 
 def _float(xp, x):
@@ -35,7 +36,10 @@ class AddBackward0(Op):
 
     def forward(self, xp, x, y, alpha=1):
         self.alpha = alpha
-        return x + y if alpha == 1 else x + alpha * y
+        try:
+            return x + y if alpha == 1 else x + alpha * y
+        except OverflowError:   # int32 tensor + 2**40: the number wraps, as in PyTorch
+            return AddBackward0.forward(self, xp, x, wrap_int(x, y), alpha)
 
     def backward(self, F, gz):
         if self.alpha == 1 or self.next_functions[1][0] is None:
@@ -54,7 +58,10 @@ class SubBackward0(Op):
 
     def forward(self, xp, x, y, alpha=1):
         self.alpha = alpha
-        return x - y if alpha == 1 else x - alpha * y
+        try:
+            return x - y if alpha == 1 else x - alpha * y
+        except OverflowError:
+            return SubBackward0.forward(self, xp, x, wrap_int(x, y), alpha)
 
     def backward(self, F, gz):
         if self.next_functions[1][0] is None:
@@ -72,7 +79,10 @@ class RsubBackward1(Op):
 
     def forward(self, xp, x, y=None, other=None):
         # ``other``: a number (``2 - x``), which, as in PyTorch, gets no edge
-        return (other if y is None else y) - x
+        try:
+            return (other if y is None else y) - x
+        except OverflowError:
+            return wrap_int(x, other if y is None else y) - x
 
     def backward(self, F, gz):
         if len(self.next_functions) == 1:
@@ -89,7 +99,10 @@ class MulBackward0(Op):
     broadcasts = True
 
     def forward(self, xp, x, y):
-        return x * y
+        try:
+            return x * y
+        except OverflowError:
+            return x * wrap_int(x, y)
 
     def backward(self, F, gz, x, y):
         (nx, _), (ny, _) = self.next_functions
@@ -112,7 +125,10 @@ class DivBackward0(Op):
     broadcasts = True
 
     def forward(self, xp, x, y):
-        z = x / y
+        try:
+            z = x / y
+        except OverflowError:   # computed in floating point: the number does not wrap
+            z = x / float(y)
         return z.astype(DEFAULT.float) if z.dtype == np.float64 and _ints(x, y) else z
 
     def backward(self, F, gz, x, y):
@@ -165,9 +181,10 @@ class PowBackward0(Op):
 
     def forward(self, xp, x, exponent):
         self.exponent = exponent
-        if exponent == 2:
-            return x * x
-        return _float(xp, x) ** exponent if isinstance(exponent, float) else x ** exponent
+        if x.dtype.kind in "biu":   # integer arithmetic unless the exponent is a float
+            return (int_power(xp, x, exponent) if isinstance(exponent, int) else
+                    x.astype(DEFAULT.float) ** exponent)
+        return x * x if exponent == 2 else x ** exponent
 
     def backward(self, F, gy, x):
         p = self.exponent
@@ -187,7 +204,11 @@ class PowBackward1(Op):
     broadcasts = True
 
     def forward(self, xp, x, y):
-        return _float(xp, x) ** y
+        if x.dtype.kind in "biu":
+            if y.dtype.kind in "biu":
+                return int_power(xp, x, y)
+            x = x.astype(DEFAULT.float)
+        return x ** y
 
     def backward(self, F, gz, x, y, z):
         gx = gz * y * x ** (y - 1) if _needs(self, 0) else None
@@ -211,7 +232,11 @@ class PowBackward2(Op):
 
     def forward(self, xp, x, base):
         self.base = base
-        return base ** _float(xp, x)
+        if x.dtype.kind in "biu":
+            if isinstance(base, int):
+                return int_power(xp, base, x)
+            x = x.astype(DEFAULT.float)
+        return base ** x
 
     def backward(self, F, gz, z):
         return gz * z * math.log(self.base) if self.base > 0 else gz * z * math.nan
@@ -333,6 +358,8 @@ class ClampBackward1(Op):
         if min is None and max is None:
             raise ValueError("At least one of 'min' or 'max' must not be None")
         self.min, self.max = min, max
+        if x.dtype.kind in "biu":
+            x, min, max = int_clamp_bounds(x, min, max)
         return xp.clip(x, min, max).astype(x.dtype, copy=False)
 
     def backward(self, F, gy, x):
@@ -451,27 +478,10 @@ multiply = mul
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return DivBackward0.apply(input, other)
-    a = input._data if isinstance(input, Tensor) else input
-    b = other._data if isinstance(other, Tensor) else other
-    if _integral(a) and _integral(b):  # integer // integer stays integer (and exact)
-        xp = _backend.xp_of(a if hasattr(a, "dtype") else b)
-        if rounding_mode == "floor":
-            return Tensor._make(xp.asarray(xp.floor_divide(a, b)))
-        q = xp.floor_divide(xp.abs(a), xp.abs(b))
-        return Tensor._make(xp.asarray(xp.where((xp.asarray(a) < 0) != (xp.asarray(b) < 0),
-                                                -q, q)))
-    from ..autograd.grad_mode import no_grad
-    with no_grad():  # floor/trunc division has zero gradient almost everywhere
-        q = DivBackward0.apply(input, other)
-        f = np.floor if rounding_mode == "floor" else np.trunc
-        return Tensor._make(f(q._data).astype(q._data.dtype))
+    return rounded_div(input, other, rounding_mode)
 
 
 divide = true_divide = div
-
-
-def _integral(v):
-    return v.dtype.kind in "iub" if hasattr(v, "dtype") else isinstance(v, int)
 
 
 def neg(input):
@@ -557,6 +567,9 @@ def where(condition, input=None, other=None):
     if cond.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {cond.dtype.name}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):   # two numbers
+        d, xp = result_type([input, other]), _backend.xp_of(cond)
+        input, other = xp.asarray(input, dtype=d), xp.asarray(other, dtype=d)
     return WhereBackward0.apply(input, other, cond=cond)
 
 

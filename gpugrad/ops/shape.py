@@ -52,6 +52,13 @@ class ViewBackward0(Op):
         return F.reshape(gy, self.shape)
 
     def bad_input(self, e, arrays, kw):
+        shape = list(kw["shape"])
+        if shape.count(-1) > 1:
+            return RuntimeError("only one dimension can be inferred")
+        if -1 in shape and arrays[0].size == 0:
+            return RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because "
+                                f"the unspecified dimension size -1 can be any value and is "
+                                f"ambiguous")
         return RuntimeError(f"shape '{list(kw['shape'])}' is invalid for input of size "
                             f"{arrays[0].size}")
 
@@ -140,7 +147,8 @@ class ToCopyBackward0(Op):
     def forward(self, xp, x, dtype=None, device=None):
         self.dtype, self.device = x.dtype, _backend.device_of(x)
         y = x if dtype is None else x.astype(dtype)
-        return y if device is None else _backend.to_device(y, device)
+        y = y if device is None else _backend.to_device(y, device)
+        return x.copy() if y is x else y   # to(..., copy=True) of what needs no conversion
 
     def backward(self, F, gy):
         g = F.astype(gy, self.dtype) if gy.dtype != self.dtype else gy
@@ -151,11 +159,14 @@ class ToCopyBackward0(Op):
 
 class CatBackward0(Op):
     """y = concatenate(xs, dim)"""
-    __slots__ = ("axis", "sizes")
+    __slots__ = ("axis", "sizes", "dtypes")
 
-    def forward(self, xp, *xs, axis=0):
-        self.axis = axis
+    def forward(self, xp, *xs, axis=0, dtype=None):
+        self.axis, self.dtypes = axis, None
         self.sizes = [x.shape[axis] for x in xs]
+        if dtype is not None:   # mixed dtypes, promoted as PyTorch does (not as numpy would)
+            self.dtypes = [x.dtype for x in xs]
+            xs = [x.astype(dtype, copy=False) for x in xs]
         return xp.concatenate(xs, axis=axis)
 
     def backward(self, F, gy):
@@ -164,7 +175,7 @@ class CatBackward0(Op):
         for n in self.sizes:
             out.append(gy[lead + (slice(start, start + n),)])
             start += n
-        return tuple(out)
+        return _cast_back(F, out, self.dtypes)
 
     def bad_input(self, e, arrays, kw):
         return RuntimeError(f"Sizes of tensors must match except in dimension {kw['axis']}. "
@@ -173,15 +184,36 @@ class CatBackward0(Op):
 
 class StackBackward0(Op):
     """y = stack(xs, dim)"""
-    __slots__ = ("axis", "n")
+    __slots__ = ("axis", "n", "dtypes")
 
-    def forward(self, xp, *xs, axis=0):
-        self.axis, self.n = axis, len(xs)
+    def forward(self, xp, *xs, axis=0, dtype=None):
+        self.axis, self.n, self.dtypes = axis, len(xs), None
+        if dtype is not None:
+            self.dtypes = [x.dtype for x in xs]
+            xs = [x.astype(dtype, copy=False) for x in xs]
         return xp.stack(xs, axis=axis)
 
     def backward(self, F, gy):
         lead = (slice(None),) * self.axis
-        return tuple(gy[lead + (i,)] for i in range(self.n))
+        return _cast_back(F, [gy[lead + (i,)] for i in range(self.n)], self.dtypes)
+
+
+def _cast_back(F, gxs, dtypes):
+    """Each input's gradient in that input's dtype (after a promoting cat or stack)."""
+    if dtypes is None:
+        return tuple(gxs)
+    return tuple(g if g.dtype == d else F.astype(g, d) for g, d in zip(gxs, dtypes))
+
+
+def _mixed_dtype(tensors):
+    """The dtype PyTorch promotes differing inputs to (a float32 and an int64 give float32),
+    or None when they all agree."""
+    d = tensors[0]._data.dtype
+    for t in tensors:
+        if t._data.dtype is not d and t._data.dtype != d:
+            from ._op import _widest
+            return _widest([t._data.dtype for t in tensors])
+    return None
 
     def bad_input(self, e, arrays, kw):
         return RuntimeError(f"stack expects each tensor to be equal size, but got "
@@ -263,7 +295,10 @@ def view(input, *shape):
     if isinstance(shape[0] if shape else None, np.dtype) or (
             shape and isinstance(shape[0], type)):
         raise RuntimeError("view(dtype) is not supported; use .to(dtype)")
-    if not input._data.flags.c_contiguous and input._data.ndim > 1:
+    x = input._data
+    if not x.flags.c_contiguous and not _reshapes_to_view(x, _shape_arg(shape)):
+        # NOTE: numpy reshapes without a copy exactly when PyTorch's view can: the new shape
+        # only splits or merges dims whose strides are contiguous with each other
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
@@ -285,7 +320,10 @@ def squeeze(input, dim=None):
         new = tuple(s for s in shape if s != 1)
         return _view_op(SqueezeBackward0, input, new)
     one = isinstance(dim, int)
-    dims = {d % max(input.ndim, 1) for d in ((dim,) if one else dim)}
+    dims = [input._dim(d) for d in ((dim,) if one else dim)]
+    if len(set(dims)) < len(dims):
+        raise RuntimeError(f"dim {next(d for d in dims if dims.count(d) > 1)} appears multiple "
+                           f"times in the list of dims")
     new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
     return _view_op(SqueezeBackward1 if one else SqueezeBackward2, input, new)
 
@@ -383,10 +421,11 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    ref = tensors[0]
+    ref, dtype = tensors[0], _mixed_dtype(tensors)
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [ref]
-    axis = tensors[0]._dim(dim)
-    return CatBackward0.apply(*tensors, axis=axis)
+    if dtype is not None:
+        return CatBackward0.apply(*tensors, axis=tensors[0]._dim(dim), dtype=dtype)
+    return CatBackward0.apply(*tensors, axis=tensors[0]._dim(dim))
 
 
 concat = concatenate = cat
@@ -400,6 +439,9 @@ def stack(tensors, dim=0):
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
+    dtype = _mixed_dtype(tensors)
+    if dtype is not None:
+        return StackBackward0.apply(*tensors, axis=dim % n, dtype=dtype)
     return StackBackward0.apply(*tensors, axis=dim % n)
 
 
