@@ -476,3 +476,16 @@ def test_results_match_pytorch(name, fn, data):
     assert tuple(got.shape) == tuple(want.shape)
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_sign_of_nan_is_zero_and_integer_cumprod_is_int64(device):
+    x = gpugrad.tensor([float("nan"), -2.0, 0.0, 3.0], device=device)
+    assert x.sign().tolist() == [0.0, -1.0, 0.0, 1.0] == x.sgn().tolist()
+    b = gpugrad.tensor([True, False], device=device)
+    assert b.sign().dtype == gpugrad.bool and b.sign().tolist() == [True, False]
+    for dtype in (gpugrad.int32, gpugrad.uint8, gpugrad.bool):
+        c = gpugrad.tensor([1, 2, 3] if dtype != gpugrad.bool else [True, True], dtype=dtype,
+                           device=device).cumprod(0)
+        assert c.dtype == gpugrad.int64
+    assert gpugrad.tensor([1, 2, 3], dtype=gpugrad.int32, device=device).cumprod(0).tolist() == \
+        [1, 2, 6]

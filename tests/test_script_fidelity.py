@@ -83,3 +83,13 @@ def test_attention_output_projection_prints_under_pytorchs_name():
         "MultiheadAttention(\n  (out_proj): NonDynamicallyQuantizableLinear(in_features=4, "
         "out_features=4, bias=True)\n)")
     assert isinstance(nn.MultiheadAttention(4, 2).out_proj, nn.Linear)
+
+
+def test_a_range_indexes_like_a_list(device):
+    """input[range(n), target]: the negative log-likelihood of 'What is torch.nn really?'."""
+    x = gpugrad.arange(12.0, device=device).reshape(3, 4).requires_grad_()
+    picked = x[range(3), gpugrad.tensor([0, 1, 2], device=device)]
+    assert picked.tolist() == [0.0, 5.0, 10.0]
+    picked.sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), np.eye(3, 4))
+    assert x[range(1, 3)].shape == (2, 4)

@@ -184,6 +184,8 @@ def _normalize_index(index, xp, ndim):
             i = i._data
             if i.ndim == 0 and i.dtype.kind in "iu":
                 i = int(i)
+        elif isinstance(i, range):   # x[range(n), target], as in PyTorch's tutorials
+            i = list(i)
         if isinstance(i, (list, np.ndarray)) or (xp is not np and isinstance(i, xp.ndarray)):
             if (tup is not index and i.__class__ is list
                     and not _PLAIN.issuperset(map(type, i)) and _sequence_as_tuple(i)):

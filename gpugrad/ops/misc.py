@@ -286,6 +286,8 @@ def _floating(fn, x):
 
 
 def cumprod(input, dim, *, dtype=None):
+    if dtype is None and input.dtype.kind in "biu":
+        dtype = np.int64   # PyTorch accumulates integers and bools in int64
     if dtype is not None:
         input = input.to(dtype)
     return CumprodBackward0.apply(input, dim=input._dim(dim))

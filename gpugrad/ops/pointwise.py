@@ -300,7 +300,8 @@ class SignBackward0(Op):
     elementwise = True
 
     def forward(self, xp, x):
-        return xp.sign(x)
+        y = xp.sign(x) if x.dtype.kind != "b" else x.copy()   # NaN's sign is 0 (PyTorch)
+        return xp.where(x == x, y, y.dtype.type(0)) if y.dtype.kind == "f" else y
 
     def backward(self, F, gy):
         return gy * 0
