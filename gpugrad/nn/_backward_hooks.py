@@ -122,10 +122,15 @@ def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
 
 def register_module_backward_hook(hook) -> RemovableHandle:
     """Deprecated global form of ``Module.register_backward_hook``."""
+    return _add_global_backward(hook, full=False)
+
+
+def _add_global_backward(hook, full):
+    """Global backward hooks are all full or all deprecated ones, as in PyTorch."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
+    if _global_is_full_backward_hook is (not full):
         raise RuntimeError(MIXED.format("as a global Module hook"))
-    _global_is_full_backward_hook = False
+    _global_is_full_backward_hook = full
     return _add_global(_global_backward_hooks, hook)
 
 
@@ -136,11 +141,7 @@ def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
 
 def register_module_full_backward_hook(hook) -> RemovableHandle:
     """``Module.register_full_backward_hook`` for every module, ahead of its own."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError(MIXED.format("as a global Module hook"))
-    _global_is_full_backward_hook = True
-    return _add_global(_global_backward_hooks, hook)
+    return _add_global_backward(hook, full=True)
 
 
 # -- the hooked call ----------------------------------------------------------------------------
