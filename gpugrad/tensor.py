@@ -42,8 +42,9 @@ class Size(tuple):
 
 
 class Version:
-    """Version counter shared by a tensor, its views and its detached aliases; ``last``: the
-    node and array of the last recorded in-place write (named in the modified-value error)."""
+    """Version counter shared by a tensor, its views and its detached aliases; ``last``: a weak
+    reference to the node of the last recorded in-place write, and the array written (named in
+    the modified-value error; weak, so a long-lived tensor does not keep an old graph alive)."""
     __slots__ = ("v", "last")
 
     def __init__(self, v=0):

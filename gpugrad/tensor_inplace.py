@@ -3,6 +3,8 @@ bump the storage's version counter, and move the tensor (and the base of a view)
 node, as PyTorch does."""
 from __future__ import annotations
 
+import weakref
+
 from ._backend import cpu_scalar
 from .autograd.grad_mode import no_grad
 from .autograd.grad_mode import state as grad_state
@@ -76,7 +78,7 @@ def inplace(t, compute, *args, raw=None):
     base = t._base
     if base is None:
         t.grad_fn, t._out_nr, t._rg = node, 0, True
-        t._vbox.last = (node, t._data)
+        t._vbox.last = (weakref.ref(node), t._data)
         _move_retain(old_fn, old_nr, t)
         return t
     from .ops.index import AsStridedBackward0, CopySlicesOver, ViewCopySlices
@@ -90,7 +92,7 @@ def inplace(t, compute, *args, raw=None):
     refreshed = AsStridedBackward0.apply(base, view_fn=view_fn)
     t.grad_fn, t._out_nr, t._rg = refreshed.grad_fn, 0, True
     t._meta["vver"] = t._vbox.v
-    t._vbox.last = (t.grad_fn, t._data)
+    t._vbox.last = (weakref.ref(t.grad_fn), t._data)
     _move_retain(old_fn, old_nr, t)
     return t
 

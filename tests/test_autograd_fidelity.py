@@ -304,3 +304,16 @@ def test_a_modified_saved_value_is_named_as_pytorch_names_it(device, case, which
                               "modified by an inplace operation: [gpugrad.")
     assert f"], which is output 0 of {which}, is at version 1; expected version 0 instead." \
         in message
+
+
+def test_the_version_counter_does_not_keep_an_old_graph_alive():
+    import gc
+    import weakref
+    x = gpugrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y.add_(1)
+    node = weakref.ref(y.grad_fn)
+    kept = y.detach()   # shares y's version counter, as a carried hidden state does
+    del y
+    gc.collect()
+    assert node() is None and kept.tolist() == [2.0, 3.0]

@@ -163,8 +163,8 @@ class Node:
         which = ""
         if pos == -1:
             which = f", which is output 0 of {_op_name(self)},"
-        elif pos >= 0 and box.last is not None:   # named after the last in-place write
-            node, written = box.last
+        elif pos >= 0 and box.last is not None and box.last[0]() is not None:
+            node, written = box.last[0](), box.last[1]   # named after the last in-place write
             if written is value:
                 name = _op_name(node)
             elif getattr(value, "base", None) is not None:   # a view of what was written
