@@ -11,25 +11,27 @@ __device__ __forceinline__ void softmax_xent_bwd(const T* __restrict__ logp,
                                                  double scale, long long gy_stride,
                                                  long long cols, long long n) {
   const T s = T(scale);
-  // NOTE: a 64-bit integer division per element would make this kernel compute-bound; the
-  // row comes from a double multiply instead (exact to +-1 for i < 2^53), then corrected.
-  const double inv_cols = 1.0 / double(cols);
+  // NOTE: each element needs its row. Dividing per element (64-bit) costs more than the
+  // memory traffic; instead each thread divides once, for its first element and for the
+  // grid stride, then steps (row, col) along with i: a stride is dr rows and dc < cols columns,
+  // so one carry keeps col in [0, cols).
   const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    long long row = (long long)(double(i) * inv_cols);
-    if (row * cols > i) {
-      --row;
-    } else if ((row + 1) * cols <= i) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long row = i / cols, col = i - row * cols;
+  const long long dr = stride / cols, dc = stride - dr * cols;
+  for (; i < n; i += stride) {
+    // Both loads issue before anything depends on them; an ignored row (target < 0) is
+    // selected away at the end instead of branched around.
+    const T lp = logp[i];
+    const long long t = target[row];
+    const T g = (exp(lp) - (col == t ? T(1) : T(0))) * (gy[gy_stride ? row : 0] * s);
+    gx[i] = t < 0 ? T(0) : g;
+    col += dc;
+    row += dr;
+    if (col >= cols) {
+      col -= cols;
       ++row;
     }
-    const long long t = target[row];
-    if (t < 0) {
-      gx[i] = T(0);
-      continue;
-    }
-    T g = exp(logp[i]);
-    if (i - row * cols == t) g -= T(1);
-    gx[i] = g * (gy[row * gy_stride] * s);
   }
 }
 

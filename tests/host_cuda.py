@@ -58,12 +58,21 @@ def _c(a):
     return ctypes.c_double(float(a))
 
 
-def call(lib: ctypes.CDLL, entry: str, args, grid_y: int = 1) -> None:
-    """Run ``entry`` as a launch of ``grid_y`` blocks along y, one thread each."""
+def call(lib: ctypes.CDLL, entry: str, args, grid_y: int = 1, grid_x: int = 1,
+         block_x: int = 1) -> None:
+    """Run ``entry`` as a launch of ``grid_x`` x ``grid_y`` blocks of ``block_x`` threads, one
+    thread after another (only for kernels whose threads never wait for each other)."""
     fn = getattr(lib, entry)
     c_args = [_c(a) for a in args]
     block = _Dim3.in_dll(lib, "blockIdx")
-    _Dim3.in_dll(lib, "gridDim").y = grid_y
+    thread = _Dim3.in_dll(lib, "threadIdx")
+    grid = _Dim3.in_dll(lib, "gridDim")
+    grid.x, grid.y = grid_x, grid_y
+    _Dim3.in_dll(lib, "blockDim").x = block_x
     for y in range(grid_y):
         block.y = y
-        fn(*c_args)
+        for x in range(grid_x):
+            block.x = x
+            for t in range(block_x):
+                thread.x = t
+                fn(*c_args)

@@ -563,13 +563,13 @@ def _binding_runner(k):
     return run
 
 
-def _host_runner(k, lib):
+def _host_runner(k, lib, grid_x=1, block_x=1):
     """Runs the kernel's own source compiled for the host (tests/host_cuda.py), bound by the
-    CuPy launcher's binding."""
+    CuPy launcher's binding, as a launch of ``grid_x`` blocks of ``block_x`` threads."""
     def run(*args):
         entry, kargs, n, outputs, writeback = _cuda_kernels.bind(k, args, np)
         if n:
-            host_cuda.call(lib, entry, kargs)
+            host_cuda.call(lib, entry, kargs, grid_x=grid_x, block_x=block_x)
         for a, copy in writeback:
             a[...] = copy
         out = None if not k.outputs else outputs[0] if k.outputs == 1 else tuple(outputs)
@@ -653,6 +653,22 @@ def test_kernel_matches_reference_on_the_host(host_libs, label, layout, dtype):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_allclose(g, w, **GPU_TOL[dtype])
+
+
+@pytest.mark.parametrize("grid_x, block_x", [(3, 5), (2, 64)])
+@pytest.mark.parametrize("label", [c for c in CASES if CASES[c][0] in HOST_KERNELS])
+def test_kernel_covers_every_element_once_at_any_launch_geometry(host_libs, label, grid_x,
+                                                                 block_x):
+    # On a GPU every thread runs the grid-stride loop from its own start: a stride of 15
+    # (3 blocks of 5) or 128 against rows of 33 values exercises the index arithmetic that a
+    # one-thread host run never reaches (softmax_xent_bwd steps its row and column with i).
+    name, make, _ = CASES[label]
+    k = REGISTRY[name]
+    runner = _host_runner(k, host_libs(name), grid_x, block_x)
+    want, _ = make(np.random.default_rng(1), "1023", np.float64, _ref_runner(k))
+    got, _ = make(np.random.default_rng(1), "1023", np.float64, runner)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, **GPU_TOL[np.float64])
 
 
 def test_most_kernels_run_on_the_host():
