@@ -72,6 +72,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
+from ._dlpack import from_dlpack
 from ._dtype_info import can_cast, finfo, iinfo, is_complex, promote_types, result_type
 from ._format import set_printoptions
 from ._runtime import (
@@ -490,14 +491,3 @@ def __getattr__(name):
     if name in ("save", "load"):
         return getattr(importlib.import_module("gpugrad.serialization"), name)
     raise AttributeError(f"module 'gpugrad' has no attribute '{name}'")
-
-
-def from_dlpack(ext):
-    """A tensor sharing memory with any DLPack producer (numpy, CuPy, PyTorch ...)."""
-    import numpy as np
-    dev_type = ext.__dlpack_device__()[0] if hasattr(ext, "__dlpack_device__") else 1
-    if builtins.int(dev_type) == 1:  # kDLCPU
-        return Tensor._make(np.from_dlpack(ext))
-    from ._backend import _require_cuda
-    cp = _require_cuda(device("cuda"))
-    return Tensor._make(cp.from_dlpack(ext))

@@ -146,6 +146,11 @@ def _guard(t, fn):
     try:
         fn()
     except ValueError as e:
+        if ("read-only" in str(e) or "not writeable" in str(e)) and 0 not in t._data.strides:
+            raise RuntimeError(
+                "a tensor sharing memory with a read-only array cannot be written in place "
+                "(from_numpy of a non-writeable numpy array?). Please clone() the tensor "
+                "before performing the operation.") from None
         if "read-only" in str(e) or "not writeable" in str(e):
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to "

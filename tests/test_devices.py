@@ -95,11 +95,60 @@ def test_dlpack_round_trip_shares_memory_on_cpu():
         gpugrad.ones(2, requires_grad=True).__dlpack__()
 
 
+def test_dlpack_capsule_shares_memory_and_is_consumed_once():
+    base = gpugrad.arange(12.0).reshape(3, 4)
+    src = base[:, 1::2]                          # strided: the capsule carries the strides
+    capsule = src.__dlpack__()
+    t = gpugrad.from_dlpack(capsule)
+    assert t.shape == (3, 2) and t.tolist() == [[1.0, 3.0], [5.0, 7.0], [9.0, 11.0]]
+    t.mul_(10)                                   # writes reach the producer's memory
+    assert base[1].tolist() == [4.0, 50.0, 6.0, 70.0]
+    with pytest.raises(RuntimeError, match="capsule can be consumed only once"):
+        gpugrad.from_dlpack(capsule)
+    with pytest.raises(TypeError, match=re.escape(
+            "from_dlpack() expects a DLPack producer (an object with __dlpack__) or a DLPack "
+            "capsule, got list")):
+        gpugrad.from_dlpack([1.0, 2.0])
+
+
+def test_writing_through_read_only_memory_names_the_cause():
+    a = np.arange(3.0)
+    a.setflags(write=False)
+    t = gpugrad.from_numpy(a)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "a tensor sharing memory with a read-only array cannot be written in place")):
+        t.add_(1)
+    np.testing.assert_array_equal(a, [0.0, 1.0, 2.0])
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        gpugrad.ones(3).expand(2, 3).add_(1)    # an expanded view: overlap, not read-only
+
+
+@pytest.mark.gpu
+def test_dlpack_zero_copy_with_cupy():
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    cupy = _backend.cupy_module()
+    a = cupy.arange(6, dtype=cupy.float32)
+    t = gpugrad.from_dlpack(a)
+    t.add_(1)
+    assert t.device == gpugrad.device("cuda", 0)
+    assert cupy.asnumpy(a).tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    c = gpugrad.from_dlpack(a.toDlpack())        # a bare capsule from CuPy's legacy export
+    c.mul_(2)
+    assert cupy.asnumpy(a).tolist() == [2.0, 4.0, 6.0, 8.0, 10.0, 12.0]
+    back = cupy.from_dlpack(gpugrad.ones(2, device="cuda"))
+    assert back.device.id == 0 and cupy.asnumpy(back).tolist() == [1.0, 1.0]
+    assert gpugrad.ones(2, device="cuda").__dlpack_device__() == (2, 0)   # kDLCUDA
+
+
 def test_dlpack_with_torch():
     torch = pytest.importorskip("torch")
     t = gpugrad.from_dlpack(torch.arange(3.0))
     assert t.tolist() == [0.0, 1.0, 2.0]
     assert torch.from_dlpack(gpugrad.tensor([5.0, 6.0])).tolist() == [5.0, 6.0]
+    shared = torch.zeros(3)
+    gpugrad.from_dlpack(torch.utils.dlpack.to_dlpack(shared)).add_(2)   # PyTorch's capsule
+    assert shared.tolist() == [2.0, 2.0, 2.0]
 
 
 @pytest.mark.gpu
