@@ -25,6 +25,7 @@ import numpy as np
 
 from ..viz import _graph as G
 from ..viz._record import Recording
+from . import _tb_media as M
 
 try:
     from tensorboard.compat.proto import (
@@ -156,6 +157,62 @@ class SummaryWriter:
                                         tensor_shape=_shape_proto([1]))
         value = summary_pb2.Summary.Value(tag=tag + "/text_summary", metadata=meta, tensor=tensor)
         self._add_summary(summary_pb2.Summary(value=[value]), global_step, walltime)
+
+    # -- images, hyperparameters, curves, embeddings -------------------------------------------
+    def add_image(self, tag, img_tensor, global_step=None, walltime=None, dataformats="CHW"):
+        """Log one image: a tensor/array laid out as ``dataformats`` ("CHW", "HWC", "HW"...),
+        uint8 in [0, 255] or floats in [0, 1]; one channel is shown as gray, 4 as RGBA."""
+        value = M.image_value(summary_pb2, tag, _to_numpy(img_tensor), dataformats)
+        self._add_summary(summary_pb2.Summary(value=[value]), global_step, walltime)
+
+    def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"):
+        """Log a batch of images as one grid (8 to a row)."""
+        self.add_image(tag, img_tensor, global_step, walltime, dataformats)
+
+    def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
+        """Log a matplotlib figure (or a list of them, as a grid) as an image; ``close`` closes
+        the figures once drawn."""
+        if isinstance(figure, list):
+            images = np.stack([M.figure_to_chw(f, close) for f in figure])
+            self.add_image(tag, images, global_step, walltime, "NCHW")
+        else:
+            self.add_image(tag, M.figure_to_chw(figure, close), global_step, walltime, "CHW")
+
+    def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None, run_name=None,
+                    global_step=None):
+        """Log one run of a hyperparameter search (the HParams tab): ``hparam_dict`` maps names
+        to numbers, strings, bools or one-element tensors, ``metric_dict`` names to the numbers
+        it reached. As in PyTorch, the run goes to a sub-folder ``run_name`` (default: the
+        time) with the metrics logged there as scalars."""
+        if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        summaries = M.hparams_summaries(summary_pb2, hparam_dict, metric_dict,
+                                        hparam_domain_discrete)
+        log_dir = os.path.join(self.log_dir, run_name or str(time.time()))
+        with SummaryWriter(log_dir=log_dir) as w:
+            for summary in summaries:
+                w._add_summary(summary, global_step)
+            for k, v in metric_dict.items():
+                w.add_scalar(k, v, global_step)
+
+    def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127,
+                     weights=None, walltime=None):
+        """Log a precision-recall curve of ``predictions`` (probabilities in [0, 1]) against
+        0/1 ``labels``, at ``num_thresholds`` (at most 127) evenly spaced thresholds."""
+        num_thresholds = min(int(num_thresholds), 127)
+        data = M.pr_curve(_to_numpy(labels), _to_numpy(predictions), num_thresholds,
+                          None if weights is None else _to_numpy(weights))
+        value = M.pr_curve_value(summary_pb2, tensor_pb2, _shape_proto, tag, data,
+                                 num_thresholds)
+        self._add_summary(summary_pb2.Summary(value=[value]), global_step, walltime)
+
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None, tag="default",
+                      metadata_header=None):
+        """Log points (N, D) for the Projector tab, with optional labels per point (a list, or
+        rows of columns named by ``metadata_header``) and thumbnails ``label_img`` (N, C, H, W)."""
+        M.write_embedding(self.log_dir, _to_numpy(mat), metadata,
+                          None if label_img is None else _to_numpy(label_img), global_step, tag,
+                          metadata_header)
 
     # -- graphs ---------------------------------------------------------------------------------
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True,
