@@ -1,8 +1,14 @@
 """``gpugrad.save`` / ``gpugrad.load``: state dicts in a file that cannot run code when loaded.
 
 The file is an ``.npz`` (a zip of ``.npy`` arrays, read with ``allow_pickle=False``) holding one
-array per tensor and a JSON manifest, ``gpugrad.json``, that describes the saved object: nested
-dicts, lists and tuples of tensors, numpy arrays, numbers, strings, booleans and None.
+array per tensor (or per storage: tensors that view one buffer are saved as views of it and load
+back as views of one buffer, with their strides, as in PyTorch) and a JSON manifest,
+``gpugrad.json``, that describes the saved object: nested dicts, lists, tuples and sets of
+tensors, numpy arrays, numbers, strings, bytes, booleans, None, dtypes, devices and sizes.
+
+``load`` also reads a checkpoint written by PyTorch's ``torch.save`` (its zip format), with a
+restricted unpickler that, like ``torch.load(weights_only=True)``, builds only tensors,
+containers and plain values (``_serialization_torch``).
 
 Anything else (a whole ``nn.Module``, an object of the user's class) is pickled into a member of
 its own, as PyTorch pickles it, and, as in PyTorch since 2.6, ``load`` unpickles it only when
@@ -21,11 +27,11 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _backend
-from .tensor import Tensor
+from .tensor import Size, Tensor
 
 MANIFEST = "gpugrad.json"
 FORMAT = "gpugrad.save"
-VERSION = 1
+VERSION = 2   # 2: storages shared by views; sets, bytes, complex numbers, dtypes, devices, sizes
 
 __all__ = ["save", "load", "SerializationError"]
 
@@ -39,6 +45,8 @@ class _Writer:
     def __init__(self):
         self.arrays = {}    # member name -> host array
         self.seen = {}      # id(tensor) -> its manifest entry (shared tensors are saved once)
+        self.tensors = []   # (entry, array) of each tensor, placed by _place_tensors
+        self.version = 1    # the oldest format that can read what was written
 
     def encode(self, obj):
         if obj is None or isinstance(obj, (bool, str)):
@@ -50,24 +58,70 @@ class _Writer:
         if isinstance(obj, Tensor):
             entry = self.seen.get(id(obj))
             if entry is None:
-                entry = self._array(obj._host(), tensor=True)
-                entry["requires_grad"] = bool(obj.requires_grad)
-                entry["device"] = str(obj.device)
+                entry = {"requires_grad": bool(obj.requires_grad), "device": str(obj.device)}
                 from .nn.parameter import Parameter
                 if isinstance(obj, Parameter):
                     entry["parameter"] = True
                 self.seen[id(obj)] = entry
+                self.tensors.append((entry, obj._data))
             return entry
         if isinstance(obj, np.ndarray):
             return self._array(obj, tensor=False)
         if isinstance(obj, dict):
             kind = "odict" if isinstance(obj, OrderedDict) else "dict"
             return {kind: [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+        if isinstance(obj, Size):
+            return self._v2({"size": list(obj)})
         if isinstance(obj, tuple):
             return {"tuple": [self.encode(v) for v in obj]}
         if isinstance(obj, list):
             return [self.encode(v) for v in obj]
+        if isinstance(obj, (set, frozenset)):
+            return self._v2({type(obj).__name__: [self.encode(v) for v in obj]})
+        if isinstance(obj, complex):
+            return self._v2({"complex": [self.encode(obj.real), self.encode(obj.imag)]})
+        if isinstance(obj, bytes):
+            return self._v2({"bytes": obj.hex()})
+        if isinstance(obj, np.dtype) and obj.kind in "biufc":
+            return self._v2({"dtype": obj.str})
+        if isinstance(obj, _backend.device):
+            return self._v2({"device_object": str(obj)})
         return self._pickled(obj)
+
+    def _v2(self, entry):
+        self.version = 2
+        return entry
+
+    def place_tensors(self):
+        """Fill in where each tensor's values are: its own member when no other saved tensor
+        shares its memory, else a view (byte offset, strides) into one member holding the
+        whole buffer. A lone view is saved as a copy of its values (PyTorch writes the whole
+        storage) unless it is a permutation of its whole buffer (a transpose keeps its
+        strides)."""
+        groups = {}
+        for entry, a in self.tensors:
+            root = a
+            while isinstance(root.base, type(a)):
+                root = root.base
+            dense = a.size and (root.flags.c_contiguous or root.flags.f_contiguous)
+            key = id(root) if dense else ("own", id(entry))
+            groups.setdefault(key, (root, []))[1].append((entry, a))
+        for root, members in groups.values():
+            (entry, a), alone = members[0], len(members) == 1
+            if alone and (a.flags.c_contiguous or not a.size or a.nbytes != root.nbytes
+                          or not (root.flags.c_contiguous or root.flags.f_contiguous)):
+                entry.update(self._array(_host(a), tensor=True))
+                continue
+            name = f"t{len(self.arrays)}"
+            flat = root.reshape(-1, order="C" if root.flags.c_contiguous else "F")
+            self.arrays[name] = _host(flat.view(np.uint8))
+            start = _address(flat)
+            self.version = 2
+            for entry, a in members:
+                entry.update(storage=name, dtype=a.dtype.str, shape=list(a.shape),
+                             strides=list(a.strides), offset=_address(a) - start)
+        for i, (entry, _) in enumerate(self.tensors):
+            entry["id"] = i   # one object per saved tensor, however often it is referenced
 
     def _pickled(self, obj):
         try:
@@ -94,14 +148,27 @@ def save(obj, f) -> None:
     """Write ``obj`` (a state dict, or nested dicts/lists of tensors and plain values) to ``f``,
     a path or a writable binary file."""
     w = _Writer()
-    manifest = {"format": FORMAT, "version": VERSION, "object": w.encode(obj)}
+    encoded = w.encode(obj)
+    w.place_tensors()
+    manifest = {"format": FORMAT, "version": w.version, "object": encoded}
     if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.path.abspath(f))
+        if not os.path.isdir(parent):
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
         tmp = os.fspath(f) + ".tmp"   # write aside, then rename: a crash keeps the old file
         with open(tmp, "wb") as fh:
             _write(fh, w.arrays, manifest)
         os.replace(tmp, f)
     else:
         _write(f, w.arrays, manifest)
+
+
+def _host(a):
+    return a if isinstance(a, np.ndarray) else a.get()
+
+
+def _address(a):
+    return int(a.ctypes.data) if isinstance(a, np.ndarray) else int(a.data.ptr)
 
 
 def _write(fh, arrays, manifest):
@@ -114,11 +181,14 @@ def _write(fh, arrays, manifest):
 
 # -- load ---------------------------------------------------------------------------------------
 def load(f, map_location=None, weights_only=True, **_ignored):
-    """Read what ``save`` wrote. ``map_location``: None (each tensor on its saved device), a
-    device or string (everything there), or a dict {saved device: new device}."""
-    if map_location is not None and not isinstance(map_location, (str, dict, _backend.device)):
-        raise TypeError("gpugrad.load: map_location must be None, a device, a string or a dict, "
-                        f"not {type(map_location).__name__}")
+    """Read what ``save`` (or PyTorch's ``torch.save``) wrote. ``map_location``: None (each
+    tensor on its saved device), a device or string (everything there), a dict {saved device:
+    new device}, or ``fn(storage, saved_location)`` returning a storage on the device to use
+    (or None for the saved device)."""
+    if map_location is not None and not (isinstance(map_location, (str, dict, _backend.device))
+                                         or callable(map_location)):
+        raise TypeError("gpugrad.load: map_location must be None, a device, a string, a dict or "
+                        f"a function, not {type(map_location).__name__}")
     name = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file>")
     try:
         data = f if isinstance(f, (str, os.PathLike)) else io.BytesIO(f.read())
@@ -127,13 +197,14 @@ def load(f, map_location=None, weights_only=True, **_ignored):
                 raise SerializationError(f"gpugrad.load: '{name}' is truncated (the archive's "
                                          "central directory is missing)")
             raise SerializationError(_foreign(name, "it is not a zip/npz archive"))
+        with zipfile.ZipFile(data) as z:
+            names = z.namelist()
+            if MANIFEST not in names:
+                if any(n.endswith("data.pkl") for n in names):
+                    from ._serialization_torch import load_torch_zip
+                    return load_torch_zip(z, name, lambda loc: _placer(loc, map_location))
+                raise SerializationError(_foreign(name, f"it has no {MANIFEST} manifest"))
         with np.load(data, allow_pickle=False) as npz:
-            if MANIFEST not in npz.files:
-                why = ("it looks like a PyTorch checkpoint (pickle-based), which gpugrad does not "
-                       "load because unpickling can run code" if any(
-                           n.endswith("data.pkl") for n in npz.files) else
-                       f"it has no {MANIFEST} manifest")
-                raise SerializationError(_foreign(name, why))
             manifest = json.loads(bytes(npz[MANIFEST]).decode("utf-8"))
             if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
                 raise SerializationError(_foreign(name, "its manifest is not gpugrad's"))
@@ -142,9 +213,7 @@ def load(f, map_location=None, weights_only=True, **_ignored):
                     f"gpugrad.load: '{name}' was written by a newer gpugrad (format version "
                     f"{manifest['version']}); this one reads version {VERSION}")
             return _Reader(npz, map_location, weights_only).decode(manifest["object"])
-    except SerializationError:
-        raise
-    except FileNotFoundError:
+    except (SerializationError, FileNotFoundError, pickle.UnpicklingError):
         raise
     except (zipfile.BadZipFile, EOFError, ValueError, KeyError, OSError, TypeError) as e:
         raise SerializationError(
@@ -165,17 +234,19 @@ def _foreign(name, why):
 class _Reader:
     def __init__(self, npz, map_location, weights_only):
         self.npz, self.map_location, self.weights_only = npz, map_location, weights_only
-        self.tensors = {}   # member name -> tensor (tensors saved once load as one object)
+        self.tensors = {}    # tensor id (or member name) -> tensor: one object per saved tensor
+        self.storages = {}   # (member name, device) -> the buffer's bytes there
 
     def decode(self, v):
         if isinstance(v, list):
             return [self.decode(x) for x in v]
         if not isinstance(v, dict):
             return v
-        if "tensor" in v:
-            t = self.tensors.get(v["tensor"])
+        if "tensor" in v or "storage" in v:
+            key = v.get("id", v.get("tensor"))
+            t = self.tensors.get(key)
             if t is None:
-                t = self.tensors[v["tensor"]] = self._tensor(v)
+                t = self.tensors[key] = self._tensor(v)
             return t
         if "ndarray" in v:
             return self._member(v["ndarray"])
@@ -185,6 +256,9 @@ class _Reader:
             return float(v["float"])
         if "tuple" in v:
             return tuple(self.decode(x) for x in v["tuple"])
+        for kind, build in _PLAIN.items():
+            if kind in v:
+                return build([self.decode(x) for x in v[kind]] if kind in _NESTED else v[kind])
         kind = "odict" if "odict" in v else "dict"
         items = [(self.decode(k), self.decode(x)) for k, x in v[kind]]
         return OrderedDict(items) if kind == "odict" else dict(items)
@@ -206,16 +280,11 @@ class _Reader:
         return obj
 
     def _tensor(self, v):
-        a = self._member(v["tensor"])
         saved = v.get("device", "cpu")
-        dev = _target_device(saved, self.map_location)
-        if dev.type != "cpu":
-            try:
-                a = _backend.to_device(a, dev)
-            except RuntimeError as e:
-                raise RuntimeError(f"gpugrad.load: a tensor saved on '{saved}' cannot be placed on "
-                                   f"'{dev}' here ({e}). Pass map_location='cpu' to load it on "
-                                   "the CPU.") from None
+        if "storage" in v:
+            a = self._view(v, saved)
+        else:
+            a = _placer(saved, self.map_location)(self.npz[v["tensor"]])
         t = Tensor._make(a)
         if v.get("parameter"):
             from .nn.parameter import Parameter
@@ -224,10 +293,53 @@ class _Reader:
             t.requires_grad = True
         return t
 
+    def _view(self, v, saved):
+        key = (v["storage"], saved)
+        buf = self.storages.get(key)
+        if buf is None:
+            buf = self.storages[key] = _placer(saved, self.map_location)(
+                self.npz[v["storage"]])
+        return strided(buf, v["offset"], np.dtype(v["dtype"]), v["shape"], v["strides"])
 
-def _target_device(saved, map_location):
+
+def strided(buf, offset, dtype, shape, strides):
+    """The array of ``dtype``, ``shape`` and byte ``strides`` starting ``offset`` bytes into
+    the flat uint8 buffer ``buf`` (numpy or CuPy), sharing its memory."""
+    if isinstance(buf, np.ndarray):   # base stays buf: storage() and storage_offset() see it
+        return np.ndarray(tuple(shape), dtype, buffer=buf, offset=offset, strides=tuple(strides))
+    flat = buf[offset:]
+    typed = flat[:flat.size - flat.size % dtype.itemsize].view(dtype)
+    return _backend.xp_of(buf).lib.stride_tricks.as_strided(typed, tuple(shape), tuple(strides))
+
+
+_NESTED = ("set", "frozenset", "complex")
+_PLAIN = {"size": Size, "set": set, "frozenset": frozenset, "complex": lambda v: complex(*v),
+          "bytes": bytes.fromhex, "dtype": np.dtype, "device_object": _backend.device}
+
+
+def _target_device(saved, map_location, host=None):
     if map_location is None:
         return _backend.device(saved)
     if isinstance(map_location, dict):
         return _backend.device(map_location.get(saved, saved))
+    if callable(map_location):
+        from .storage import UntypedStorage
+        got = map_location(UntypedStorage(np.zeros(0, np.uint8) if host is None else
+                                          host.reshape(-1).view(np.uint8)), saved)
+        return _backend.device(saved) if got is None else _backend.device(got.device)
     return _backend.device(map_location)
+
+
+def _placer(saved, map_location):
+    """A function putting a host array where a tensor saved on ``saved`` belongs."""
+    def place(a):
+        dev = _target_device(saved, map_location, a)
+        if dev.type == "cpu":
+            return a
+        try:
+            return _backend.to_device(a, dev)
+        except RuntimeError as e:
+            raise RuntimeError(f"gpugrad.load: a tensor saved on '{saved}' cannot be placed on "
+                               f"'{dev}' here ({e}). Pass map_location='cpu' to load it on "
+                               "the CPU.") from None
+    return place

@@ -310,7 +310,7 @@ def test_default_collate_structures_follow_torch():
     assert type(out) is Point and out.x.tolist() == [1, 3] and out.x.dtype == gpugrad.int64
     assert out.y.dtype == gpugrad.float64
     pairs = default_collate([(1, "a"), (2, "b")])
-    assert type(pairs) is list and pairs[0].tolist() == [1, 2] and pairs[1] == ["a", "b"]
+    assert type(pairs) is list and pairs[0].tolist() == [1, 2] and pairs[1] == ("a", "b")
     ordered = default_collate([collections.OrderedDict(b=1, a=2)] * 2)
     assert type(ordered) is collections.OrderedDict and list(ordered) == ["b", "a"]
     nested = default_collate([{"x": [gpugrad.ones(2), 1]}, {"x": [gpugrad.zeros(2), 2]}])

@@ -104,7 +104,7 @@ class Optimizer:
             setattr(self, name, [])
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            f"Tensors or dicts, but got {type(params).__name__}")
+                            f"Tensors or dicts, but got {params.type()}")
         self.state = defaultdict(dict)
         self.param_groups = []
         groups = list(params)

@@ -52,11 +52,9 @@ class TensorDataset(Dataset):
     """Sample ``i`` is ``tuple(t[i] for t in tensors)``; all tensors share their first size."""
 
     def __init__(self, *tensors):
-        if not tensors:
-            raise ValueError("TensorDataset needs at least one tensor")
-        n = tensors[0].shape[0]
+        n = tensors[0].shape[0]   # no tensors: IndexError, as in PyTorch
         if any(t.shape[0] != n for t in tensors):
-            raise ValueError("Size mismatch between tensors")
+            raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
 
     def __getitem__(self, index):
@@ -370,11 +368,12 @@ def default_collate(batch):
     if isinstance(elem, collections.abc.Mapping):
         return _rebuild(elem, {k: default_collate([d[k] for d in batch]) for k in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):   # namedtuple
-        return type(elem)(*(default_collate(list(f)) for f in zip(*batch)))
+        return type(elem)(*(default_collate(f) for f in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         if any(len(b) != len(elem) for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        fields = [default_collate(list(f)) for f in zip(*batch)]
+        # each field is collated as the tuple zip gives, so strings stay a tuple there
+        fields = [default_collate(f) for f in zip(*batch)]
         return fields if isinstance(elem, tuple) else _rebuild(elem, fields)
     raise TypeError(_COLLATE_ERROR.format(type(elem)))
 
