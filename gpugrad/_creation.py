@@ -60,7 +60,10 @@ def as_array(data, default_float=None, dtype=None):
         if typed:
             want = _sequence_dtype(typed, data, default_float or DEFAULT.float)
             data = _host_lists(data)
-    a = np.array(data)
+    try:
+        a = np.array(data)
+    except ValueError:
+        raise _ragged_error(data) or ValueError("could not build a tensor of these data") from None
     if a.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     if dtype is not None:
@@ -74,6 +77,25 @@ def as_array(data, default_float=None, dtype=None):
     if a.dtype.kind == "U":
         raise TypeError("new(): invalid data type 'str'")
     return a
+
+
+def _ragged_error(data):
+    """PyTorch's error for nested sequences of uneven lengths: each dimension's length is the
+    first entry's, and the first sequence that differs is named."""
+    sizes, v = [], data
+    while isinstance(v, (list, tuple)) and v:
+        sizes.append(len(v))
+        v = v[0]
+
+    def walk(v, d):
+        if d == len(sizes):
+            return None
+        if not isinstance(v, (list, tuple)):
+            return TypeError("not a sequence")
+        if len(v) != sizes[d]:
+            return ValueError(f"expected sequence of length {sizes[d]} at dim {d} (got {len(v)})")
+        return next((e for e in (walk(x, d + 1) for x in v) if e is not None), None)
+    return walk(data, 0)
 
 
 def _sequence_dtype(typed, data, default):
@@ -172,6 +194,9 @@ TENSOR_TYPES = {t.__name__: t for t in (FloatTensor, DoubleTensor, HalfTensor, L
 def _finish(a, requires_grad):
     t = Tensor._make(a)
     if requires_grad:
+        if a.dtype.kind not in "fc":   # (capitalised, unlike the attribute's message)
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         t.requires_grad = True
     if grad_state.inference:  # made inside inference_mode: may not be saved for backward
         t._m()["inference"] = True
@@ -217,8 +242,36 @@ def _sized(fn):
     def wrapper(*size, **kw):
         if "size" in kw:
             size = (kw.pop("size"),)
+        check_size(fn.__name__, size)
         return fn(*size, **kw)
     return wrapper
+
+
+def check_size(name, size):
+    """PyTorch's errors for a size given as ``f(2, 3)`` or ``f((2, 3))`` holding a non-integer
+    or a negative entry."""
+    import operator
+    nested = len(size) == 1 and isinstance(size[0], (tuple, list))
+    dims = size[0] if nested else size
+    for k, v in enumerate(dims):
+        try:
+            operator.index(v)
+        except TypeError:
+            kind = type(v).__name__
+            if nested:
+                msg = f"must be tuple of ints, but found element of type {kind} at pos {k}"
+            elif len(size) == 1:
+                msg = f"must be tuple of ints, not {kind}"
+            else:
+                raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                                f"{k + 1} with error \"type must be tuple of ints,but got "
+                                f"{kind}\"") from None
+            raise TypeError(f"{name}(): argument 'size' (position 1) {msg}") from None
+    dims = [operator.index(v) for v in dims]
+    if any(n < 0 for n in dims):
+        raise RuntimeError(f"{name}: Dimension size must be non-negative." if name == "zeros" else
+                           f"Trying to create tensor with negative dimension "
+                           f"{next(n for n in dims if n < 0)}: {dims}")
 
 
 def _size(size):
@@ -249,6 +302,10 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    check_size("full", (size,))
     if dtype is None:
         dtype = (np.bool_ if isinstance(fill_value, _builtin_bool) else np.int64
                  if isinstance(fill_value, _builtin_int) else DEFAULT.float)
@@ -294,13 +351,30 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         dtype = DEFAULT.float if any(isinstance(v, (_builtin_float, np.floating))
                                      for v in (start, end, step)) else np.int64
+    elif as_dtype(dtype).kind in "iu":
+        return _int_arange(start, end, step, as_dtype(dtype), device, requires_grad)
     return _finish(_backend.on_device(device, lambda xp: xp.arange(start, end, step,
                                                                     dtype=as_dtype(dtype))),
                    requires_grad)
 
 
+def _int_arange(start, end, step, d, device, requires_grad):
+    """arange in an integer dtype, as PyTorch computes it: the values step from the truncated
+    start by the truncated step; their count comes from the truncated bounds for int64 and from
+    the exact ones for the narrower types."""
+    import math
+    i0, i1, di = _builtin_int(start), _builtin_int(end), _builtin_int(step)
+    if di == 0:
+        raise ValueError("step must be nonzero")
+    n = -((i0 - i1) // di) if d == np.int64 else math.ceil((end - start) / step)
+    return _finish(_backend.on_device(device, lambda xp: (
+        i0 + di * xp.arange(max(n, 0), dtype=np.int64)).astype(d)), requires_grad)
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     d = as_dtype(dtype) or DEFAULT.float
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     return _finish(_backend.on_device(device, lambda xp: xp.linspace(start, end, steps).astype(d)),
                    requires_grad)
 

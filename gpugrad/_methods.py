@@ -31,8 +31,12 @@ def _cmp(ufunc):
             else:
                 from .ops._op import _device_error
                 raise _device_error(ufunc.__name__, self, other)
-        return Tensor._make(np.asarray(ufunc(self._data, o)) if type(self._data) is np.ndarray
-                            else ufunc(self._data, o))
+        try:
+            y = ufunc(self._data, o)
+        except ValueError as e:
+            from .ops._op import broadcast_error
+            raise broadcast_error(e, [self._data, o]) from None
+        return Tensor._make(np.asarray(y) if type(self._data) is np.ndarray else y)
     return compare
 
 
@@ -98,6 +102,13 @@ def _uniform_(self, a=0.0, b=1.0, *, generator=None):
     u = rand(self._data.shape, dtype=self._data.dtype, device=self.device, generator=generator)
     return inplace(self, lambda t: t * 0 + (u * (b - a) + a), raw=lambda x: x.__setitem__(
         Ellipsis, u._data * x.dtype.type(b - a) + x.dtype.type(a)))
+
+
+def _mT(self):  # noqa: N802  (PyTorch's name)
+    if self.ndim == 1:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
+                           "1-D tensor.")
+    return self if self.ndim == 0 else shape.transpose(self, -2, -1)
 
 
 def _install():
@@ -235,7 +246,7 @@ def _install():
     }.items():
         setattr(T, name, fn)
     T.T = property(lambda s: shape.permute(s, *range(s.ndim)[::-1]))
-    T.mT = property(lambda s: shape.transpose(s, -2, -1))
+    T.mT = property(_mT)
 
 
 LEAK_HINT = (

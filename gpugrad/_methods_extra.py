@@ -256,13 +256,14 @@ def _get_device(self):
     return -1 if dev.type == "cpu" else (dev.index or 0)
 
 
-def _integer_or(fn, fallback):
-    """Operators ``& | ^ ~`` on integer tensors are bitwise, as in PyTorch; on bool tensors
-    (and what gpugrad accepted before) the logical op."""
+def _bitwise_op(fn):
+    """Operators ``& | ^ ~`` are bitwise, as in PyTorch: logical on two bools, an integer
+    result for a bool with an integer, refused for floating-point tensors."""
     def op(self, *other):
-        if self._data.dtype.kind in "iu":
-            return fn(self, *other)
-        return fallback(self, *other)
+        if not other and self._data.dtype.kind not in "iub":
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                            "tensors")
+        return fn(self, *other)
     return op
 
 
@@ -358,10 +359,10 @@ def _install():
     T.float_power_ = _float_power_
     T.diag_embed, T.unique_consecutive = st.diag_embed, st.unique_consecutive
     T.cholesky, T.matrix_exp = legacy.cholesky, legacy.matrix_exp
-    T.__and__ = T.__rand__ = _integer_or(nm.bitwise_and, T.__and__)
-    T.__or__ = T.__ror__ = _integer_or(nm.bitwise_or, T.__or__)
-    T.__xor__ = T.__rxor__ = _integer_or(nm.bitwise_xor, T.__xor__)
-    T.__invert__ = _integer_or(nm.bitwise_not, T.__invert__)
+    T.__and__ = T.__rand__ = _bitwise_op(nm.bitwise_and)
+    T.__or__ = T.__ror__ = _bitwise_op(nm.bitwise_or)
+    T.__xor__ = T.__rxor__ = _bitwise_op(nm.bitwise_xor)
+    T.__invert__ = _bitwise_op(nm.bitwise_not)
     T.__lshift__ = nm.bitwise_left_shift
     T.__rshift__ = nm.bitwise_right_shift
     T.__rlshift__ = lambda s, o: nm.bitwise_left_shift(o, s)

@@ -221,14 +221,16 @@ class Tensor:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
         if value and self._data.dtype.kind not in "fc":
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                               f"gradients (got {self._data.dtype.name})")
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         if value and not grad_state.inference and self.is_inference():
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
         self._rg = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if not (requires_grad and self.grad_fn is not None):  # True on a non-leaf: a no-op
             self.requires_grad = requires_grad
         return self
@@ -423,14 +425,21 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
+                               if self._data.size else
+                               "Boolean value of Tensor with no values is ambiguous")
         return bool(self._data.item())
 
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._data.item()
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

@@ -9,7 +9,7 @@ from ._backend import cpu_scalar
 from .autograd.grad_mode import no_grad
 from .autograd.grad_mode import state as grad_state
 from .autograd.graph import _seq
-from .tensor import Tensor, Version
+from .tensor import Tensor, Version, scalar_name
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
@@ -25,7 +25,6 @@ INFERENCE_INPLACE = (
     "https://github.com/pytorch/rfcs/pull/17 for more details.")
 HINT = (" Wrap the update in `with gpugrad.no_grad():` (as optimizers do), or use an "
         "out-of-place op.")
-_KIND = {"f": "Float", "i": "Long", "u": "Byte", "b": "Bool", "c": "ComplexFloat"}
 _UNCHANGING = Version()   # the version box of copies nothing else can write to
 
 
@@ -59,10 +58,7 @@ def inplace(t, compute, *args, raw=None):
     if record and t._base is not None:
         _no_grad_view(t)
     if not record:
-        if raw is not None:
-            vals = [_raw_value(a, t._data) for a in args]
-            _guard(t, lambda: raw(t._data, *vals))
-        else:
+        if raw is None or not _try_raw(t, raw, args):
             with no_grad():
                 out = compute(t, *args)
             write(t, out._data)
@@ -129,16 +125,32 @@ def _unalias(node, old, first):
         stack.extend(f for f, _ in n.next_functions)
 
 
+def _try_raw(t, raw, args) -> bool:
+    """Run the bare array update; False when the array library refused it (a result it will
+    not cast, shapes that do not broadcast, an index out of range), so that the op runs out of
+    place and raises PyTorch's error for it."""
+    vals = [_raw_value(a, t._data) for a in args]
+    try:
+        _guard(t, lambda: raw(t._data, *vals))
+    except (TypeError, IndexError, _RawError):
+        return False
+    return True
+
+
+class _RawError(RuntimeError):
+    pass
+
+
 def write(t, y):
     """Copy ``y`` into ``t``'s storage, with PyTorch's errors for what cannot be written."""
     a = t._data
     if y.shape != a.shape:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
                            f"{list(y.shape)}")
-    if (y.dtype.kind == "f" and a.dtype.kind in "iub"
-            or y.dtype.kind in "iu" and a.dtype.kind == "b"):
-        raise RuntimeError(f"result type {_KIND[y.dtype.kind]} can't be cast to the desired "
-                           f"output type {_KIND[a.dtype.kind]}")
+    if (y.dtype.kind in "fc" and a.dtype.kind in "iub" or y.dtype.kind == "c" and a.dtype.kind
+            == "f" or y.dtype.kind in "iu" and a.dtype.kind == "b"):
+        raise RuntimeError(f"result type {scalar_name(y.dtype).capitalize()} can't be cast to "
+                           f"the desired output type {scalar_name(a.dtype).capitalize()}")
     _guard(t, lambda: a.__setitem__(Ellipsis, y))
 
 
@@ -156,7 +168,7 @@ def _guard(t, fn):
                 "unsupported operation: more than one element of the written-to tensor refers to "
                 "a single memory location. Please clone() the tensor before performing the "
                 "operation.") from None
-        raise RuntimeError(str(e)) from None
+        raise _RawError(str(e)) from None
 
 
 def _raw_value(v, like):

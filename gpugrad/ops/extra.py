@@ -452,8 +452,12 @@ def meshgrid(*tensors, indexing=None):
 
 
 def broadcast_tensors(*tensors):
+    from ._op import broadcast_error
     from .shape import expand
-    full = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    try:
+        full = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    except ValueError as e:
+        raise broadcast_error(e, [t._data for t in tensors]) from None
     return tuple(t if tuple(t.shape) == full else expand(t, *full) for t in tensors)
 
 

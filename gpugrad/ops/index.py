@@ -81,6 +81,14 @@ class CopySlices(Op):
         return "torch::autograd::CopySlices"  # as PyTorch names it
 
     def bad_input(self, e, arrays, kw):
+        if isinstance(e, ValueError) and "broadcast" in str(e):
+            region = arrays[0][kw["index"]].shape
+            if str(e).startswith("shape mismatch: value array"):
+                return RuntimeError(f"shape mismatch: value tensor of shape "
+                                    f"{list(arrays[1].shape)} cannot be broadcast to indexing "
+                                    f"result of shape {list(region)}")
+            from .shape import expand_error  # the value expands to the region it fills
+            return expand_error(arrays[1], region) or RuntimeError(str(e))
         return SliceBackward0.bad_input(self, e, arrays, kw)
 
 
@@ -346,7 +354,21 @@ def _basic_steps(idx, ndim):
     return steps
 
 
+def _check_zero_dim(index):
+    """PyTorch's errors for a Python int or a slice indexing a 0-d tensor (numpy says 'too many
+    indices', as PyTorch does for the other kinds of index)."""
+    i = index[0] if isinstance(index, tuple) and len(index) == 1 else index
+    if isinstance(i, slice):
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if isinstance(i, int) and not isinstance(i, bool):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+                         if i == 0 else f"index {i} is out of bounds for dimension 0 with size 0")
+
+
 def getitem(x, index):
+    if not x._data.ndim:
+        _check_zero_dim(index)
     xp = _backend.xp_of(x._data)
     idx, kind = _normalize_index(index, xp, x._data.ndim)
     if kind != "index" and x._rg and grad_state.enabled and idx == (Ellipsis,):
@@ -374,6 +396,8 @@ def getitem(x, index):
 
 
 def setitem(x, index, value):
+    if not x._data.ndim:
+        _check_zero_dim(index)
     xp = _backend.xp_of(x._data)
     idx, kind = _normalize_index(index, xp, x._data.ndim)
     from ..tensor_inplace import HINT, VIEW_OF_LEAF, inplace

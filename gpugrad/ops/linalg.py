@@ -1,15 +1,37 @@
 """Matrix products: dot, mv, mm, batched/broadcast matmul, addmm (nn.Linear)."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ..amp._state import lower as _lower
 from ..amp._state import state as _amp
-from ._op import Op
+from ..tensor import scalar_name
+from ._op import Op, broadcast_error
+
+# the C++ type names PyTorch's mm messages print
+_CPP_NAMES = {"float16": "c10::Half", "int64": "long int", "int16": "short int",
+              "int8": "signed char", "uint8": "unsigned char"}
+# the kernel each product names when it has no bool implementation
+_KERNELS = {"DotBackward0": "dot", "MvBackward0": "addmv_impl_cpu",
+            "MmBackward0": "addmm_impl_cpu_", "AddmmBackward0": "addmm_impl_cpu_",
+            "BmmBackward0": "bmm"}
+
+
+def _cpp_name(dtype) -> str:
+    return _CPP_NAMES.get(dtype.name, scalar_name(dtype))
 
 
 def _same_dtype(x, w):
     if x.dtype != w.dtype:
-        raise TypeError(f"expected m1 and m2 to have the same dtype, but got: {x.dtype.name} != "
-                        f"{w.dtype.name}")
+        raise TypeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(x.dtype)} "
+                        f"!= {_cpp_name(w.dtype)}")
+
+
+def _no_bool(op, x):
+    if x.dtype.kind == "b":
+        raise NotImplementedError(f'"{_KERNELS[type(op).__name__]}" not implemented for \'Bool\'')
 
 
 def _transposed(w) -> bool:
@@ -33,7 +55,11 @@ class DotBackward0(Op):
     saved_names = ("self", "tensor")
 
     def forward(self, xp, x, w):
-        _same_dtype(x, w)
+        if x.dtype != w.dtype:
+            raise TypeError(f"dot : expected both vectors to have same dtype, but found "
+                            f"{scalar_name(x.dtype).capitalize()} and "
+                            f"{scalar_name(w.dtype).capitalize()}")
+        _no_bool(self, x)
         if x.shape != w.shape:
             raise ValueError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
                              f"[{w.shape[0]}] to have the same number of elements, but got "
@@ -55,7 +81,11 @@ class MvBackward0(Op):
     saved_names = ("self", "vec")
 
     def forward(self, xp, a, v):
-        _same_dtype(a, v)
+        if a.dtype != v.dtype:
+            vn, an = scalar_name(v.dtype).capitalize(), scalar_name(a.dtype).capitalize()
+            raise TypeError(f"addmv input tensors must have the same dtype, but got {vn}, {an}, "
+                            f"and {vn}")
+        _no_bool(self, a)
         if a.shape[1] != v.shape[0]:
             raise ValueError(f"size mismatch, got input ({a.shape[0]}), mat "
                              f"({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})")
@@ -79,6 +109,7 @@ class MmBackward0(Op):
 
     def forward(self, xp, x, w):
         _same_dtype(x, w)
+        _no_bool(self, x)
         if x.shape[1] != w.shape[0]:
             raise ValueError(f"mat1 and mat2 shapes cannot be multiplied "
                              f"({x.shape[0]}x{x.shape[1]} and {w.shape[0]}x{w.shape[1]})")
@@ -103,11 +134,19 @@ class BmmBackward0(Op):
     broadcasts = True
 
     def forward(self, xp, x, w):
-        _same_dtype(x, w)
+        if x.dtype != w.dtype:
+            raise TypeError(f"expected scalar type {scalar_name(x.dtype).capitalize()} but found "
+                            f"{scalar_name(w.dtype).capitalize()}")
+        _no_bool(self, x)
+        try:
+            batch = math.prod(np.broadcast_shapes(x.shape[:-2], w.shape[:-2]))
+        except ValueError as e:   # PyTorch names the batch dimensions alone
+            raise broadcast_error(e, [np.broadcast_to(np.float32(0), a.shape[:-2])
+                                      for a in (x, w)]) from None
         if x.shape[-1] != w.shape[-2]:
+            # PyTorch folds the broadcast batch dimensions into one before its bmm
             raise ValueError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                             f"[{', '.join(map(str, x.shape[:-2]))}, {x.shape[-1]}] but got: "
-                             f"[{', '.join(map(str, w.shape[:-2]))}, {w.shape[-2]}].")
+                             f"[{batch}, {x.shape[-1]}] but got: [{batch}, {w.shape[-2]}].")
         return xp.matmul(x, w)
 
     def backward(self, F, gy, x, w):
@@ -130,6 +169,7 @@ class AddmmBackward0(Op):
 
     def forward(self, xp, b, x, w):
         _same_dtype(x, w)
+        _no_bool(self, x)
         if x.shape[1] != w.shape[0]:
             raise ValueError(f"mat1 and mat2 shapes cannot be multiplied "
                              f"({x.shape[0]}x{x.shape[1]} and {w.shape[0]}x{w.shape[1]})")
@@ -165,6 +205,10 @@ def matmul(input, other):
     if a == 1:
         return squeeze(matmul(unsqueeze(input, 0), other), -2)
     if b == 1:
+        if input.shape[-1] != other.shape[0]:   # PyTorch's mv over the folded batch
+            rows = math.prod(input.shape[:-1])
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x"
+                               f"{input.shape[-1]}), vec ({other.shape[0]})")
         return squeeze(matmul(input, unsqueeze(other, -1)), -1)
     if b == 2:  # batch @ matrix: one GEMM over the folded batch, as PyTorch does
         return _fold_batch(input, lambda x2: MmBackward0.apply(x2, other), other.shape[1])
@@ -189,6 +233,8 @@ def mm(input, mat2):
 
 
 def mv(input, vec):
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     if _amp.active:
         input, vec = _lower(input, vec)
     return MvBackward0.apply(input, vec)

@@ -420,7 +420,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 def tile(input, dims):
     from .select import repeat
-    dims = tuple(dims)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 

@@ -11,8 +11,9 @@ import math
 import numpy as np
 
 from .. import _backend, kernels
-from ..tensor import DEFAULT, Tensor
+from ..tensor import DEFAULT, Tensor, scalar_name
 from ._op import Op, broadcast_error, direct, result_type
+from .bool_rules import check_neg, check_rounding_mode, check_sub
 from .misc import int_clamp_bounds, int_power, rounded_div, wrap_int
 
 
@@ -58,6 +59,7 @@ class SubBackward0(Op):
 
     def forward(self, xp, x, y, alpha=1):
         self.alpha = alpha
+        check_sub(x, y)
         try:
             return x - y if alpha == 1 else x - alpha * y
         except OverflowError:
@@ -79,6 +81,7 @@ class RsubBackward1(Op):
 
     def forward(self, xp, x, y=None, other=None):
         # ``other``: a number (``2 - x``), which, as in PyTorch, gets no edge
+        check_sub(other if y is None else y, x)
         try:
             return (other if y is None else y) - x
         except OverflowError:
@@ -153,6 +156,7 @@ class NegBackward0(Op):
     elementwise = True
 
     def forward(self, xp, x):
+        check_neg(x)
         return -x
 
     def backward(self, F, gy):
@@ -357,7 +361,7 @@ class ClampBackward1(Op):
 
     def forward(self, xp, x, min=None, max=None):
         if min is None and max is None:
-            raise ValueError("At least one of 'min' or 'max' must not be None")
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         self.min, self.max = min, max
         if x.dtype.kind in "biu":
             x, min, max = int_clamp_bounds(x, min, max)
@@ -477,6 +481,7 @@ multiply = mul
 
 
 def div(input, other, *, rounding_mode=None):
+    check_rounding_mode(rounding_mode)
     if rounding_mode is None:
         return DivBackward0.apply(input, other)
     return rounded_div(input, other, rounding_mode)
@@ -509,11 +514,7 @@ def square(input):
 
 
 exp = direct(ExpBackward0, 1, "exp")
-
-
 log = direct(LogBackward0, 1, "log")
-
-
 sqrt = direct(SqrtBackward0, 1, "sqrt")
 
 
@@ -533,11 +534,7 @@ def sign(input):
 
 
 sin = direct(SinBackward0, 1, "sin")
-
-
 cos = direct(CosBackward0, 1, "cos")
-
-
 tanh = direct(TanhBackward0, 1, "tanh")
 
 
@@ -567,7 +564,7 @@ def where(condition, input=None, other=None):
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {cond.dtype.name}")
+                           f"with dtype {scalar_name(cond.dtype).capitalize()}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):   # two numbers
         d, xp = result_type([input, other]), _backend.xp_of(cond)
         input, other = xp.asarray(input, dtype=d), xp.asarray(other, dtype=d)

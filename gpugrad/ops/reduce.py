@@ -436,10 +436,10 @@ def _widened(input, dtype):
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     input = _widened(input, dtype)
-    if dim is None and not keepdim:
-        return SumBackward0.apply(input)
-    return SumBackward1.apply(input, axes=_axes(() if dim is None else dim, input.ndim),
-                              keepdims=keepdim)
+    y = SumBackward0.apply(input) if dim is None and not keepdim else SumBackward1.apply(
+        input, axes=_axes(() if dim is None else dim, input.ndim), keepdims=keepdim)
+    # numpy sums small integers as int64: an asked-for dtype is cast back (nothing to record)
+    return y if dtype is None or y._data.dtype == input._data.dtype else y.to(input.dtype)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):

@@ -241,8 +241,8 @@ def gather(input, dim, index, *, sparse_grad=False):
     for d, (n, m) in enumerate(zip(a.shape, input.shape)):
         if d != dim and n > m:
             raise RuntimeError(f"Size does not match at dimension {d} expected index "
-                               f"{list(a.shape)} to be smaller than self {list(input.shape)} "
-                               f"apart from dimension {dim}")
+                               f"{list(a.shape)} to be no larger than self "
+                               f"{list(input.shape)} apart from dimension {dim}")
     _check_bounds(a, input.shape[dim], dim)
     return GatherBackward0.apply(input, dim=dim, index=a)
 
@@ -415,14 +415,27 @@ def repeat(input, *sizes):
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
+    shape = (1,) * (len(sizes) - input.ndim) + tuple(input.shape)
+    out = [int(s) * n for s, n in zip(sizes, shape)]
+    if any(n < 0 for n in out):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{next(n for n in out if n < 0)}: {out}")
     return RepeatBackward0.apply(input, sizes=tuple(int(s) for s in sizes))
 
 
 def narrow(input, dim, start, length):
     from .index import getitem
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = input._dim(dim)
     size = input.shape[dim]
-    start = int(start) + (size if int(start) < 0 else 0)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    start = int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    start += size if start < 0 else 0
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")

@@ -102,8 +102,32 @@ class ExpandBackward0(Op):
         return unbroadcast(F, gy, self.shape)
 
     def bad_input(self, e, arrays, kw):
-        return RuntimeError(f"The expanded size of the tensor must match the existing size "
-                            f"(got {list(arrays[0].shape)} expanded to {list(kw['shape'])})")
+        return expand_error(arrays[0], kw["shape"]) or RuntimeError(str(e))
+
+
+def expand_error(x, sizes):
+    """PyTorch's error for expanding array ``x`` to ``sizes`` (-1 keeps a size), or None."""
+    shape = x.shape
+    lead = len(sizes) - len(shape)
+    if lead < 0:
+        from ..tensor import describe
+        return RuntimeError(
+            f"expand({describe(x).split(' ')[0]}{{{list(shape)}}}, size={list(sizes)}): the "
+            f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({len(shape)})")
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s == -1:
+                return RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                    f"leading, non-existing dimension {i}")
+            continue
+        have = shape[i - lead]
+        if s != -1 and have != 1 and s != have:
+            return RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({have}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                f"{list(shape)}")
+    return None
 
 
 class PermuteBackward0(Op):
@@ -178,8 +202,7 @@ class CatBackward0(Op):
         return _cast_back(F, out, self.dtypes)
 
     def bad_input(self, e, arrays, kw):
-        return RuntimeError(f"Sizes of tensors must match except in dimension {kw['axis']}. "
-                            f"Got shapes {[list(a.shape) for a in arrays]}")
+        return RuntimeError(str(e))
 
 
 class StackBackward0(Op):
@@ -196,6 +219,14 @@ class StackBackward0(Op):
     def backward(self, F, gy):
         lead = (slice(None),) * self.axis
         return _cast_back(F, [gy[lead + (i,)] for i in range(self.n)], self.dtypes)
+
+    def bad_input(self, e, arrays, kw):
+        first = arrays[0].shape
+        i = next((i for i, a in enumerate(arrays) if a.shape != first), None)
+        if i is None:
+            return RuntimeError(str(e))
+        return RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} "
+                            f"at entry 0 and {list(arrays[i].shape)} at entry {i}")
 
 
 def _cast_back(F, gxs, dtypes):
@@ -215,9 +246,36 @@ def _mixed_dtype(tensors):
             return _widest([t._data.dtype for t in tensors])
     return None
 
-    def bad_input(self, e, arrays, kw):
-        return RuntimeError(f"stack expects each tensor to be equal size, but got "
-                            f"{[list(a.shape) for a in arrays]}")
+
+def _tensor_list(name, tensors):
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not Tensor")
+    return list(tensors)
+
+
+def _check_cat(tensors, dim):
+    """PyTorch's errors for tensors that cannot be concatenated along ``dim``. A 1-D empty
+    tensor joins anything (PyTorch's legacy rule); the first other tensor is the reference."""
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated")
+    full = [(i, t._data.shape) for i, t in enumerate(tensors)
+            if not (t.ndim == 1 and t._data.shape[0] == 0)]
+    if not full:
+        return
+    ref = full[0][1]
+    axis = tensors[full[0][0]]._dim(dim)
+    for i, shape in full[1:]:
+        if len(shape) != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
+                               f"and {len(shape)}")
+        for d, (a, b) in enumerate(zip(ref, shape)):
+            if d != axis and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. "
+                                   f"Expected size {a} but got size {b} for tensor number {i} "
+                                   f"in the list.")
 
 
 class SplitBackward0(Op):
@@ -273,6 +331,9 @@ def _zeros_t(ref, shape):
 # -- public functions ---------------------------------------------------------------------------
 def reshape(input, *shape):
     shape = _shape_arg(shape)
+    for i, n in enumerate(shape):
+        if n < -1:   # numpy would infer it as it does -1
+            raise RuntimeError(f"invalid shape dimension {n} at index {i} of shape {list(shape)}")
     x = input._data
     if not x.flags.c_contiguous and not _reshapes_to_view(x, shape):
         # a copy: recorded as PyTorch does, clone then _unsafe_view of the contiguous clone
@@ -306,10 +367,11 @@ def view(input, *shape):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    n = input.ndim
-    if n == 0:
+    s, e = input._dim(start_dim), input._dim(end_dim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if input.ndim == 0:
         return reshape(input, 1)
-    s, e = start_dim % n, end_dim % n
     shape = input._data.shape
     return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
@@ -347,10 +409,9 @@ def expand(input, *sizes):
     sizes = _shape_arg(sizes)
     shape = input._data.shape
     lead = len(sizes) - len(shape)
-    if lead < 0:
-        raise RuntimeError(f"expand(gpugrad.Tensor{{{list(shape)}}}, size={list(sizes)}): the "
-                           "number of sizes provided ({}) must be greater or equal to the number "
-                           "of dimensions in the tensor ({})".format(len(sizes), len(shape)))
+    error = expand_error(input._data, sizes)
+    if error is not None:
+        raise error
     full = tuple(shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
     return ExpandBackward0.apply(input, shape=full)
 
@@ -366,24 +427,23 @@ def broadcast_to(input, shape):
 def permute(input, *dims):
     dims = _shape_arg(dims)
     n = input.ndim
-    if sorted(d % max(n, 1) for d in dims) != list(range(n)):
+    if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
-                           f"input.dim() = {n} is not equal to len(dims) = {len(dims)}"
-                           if len(dims) != n else "permute(): duplicate dims are not allowed.")
-    axes = tuple(d % n for d in dims)
+                           f"input.dim() = {n} is not equal to len(dims) = {len(dims)}")
+    axes = tuple(input._dim(d) for d in dims)
+    if len(set(axes)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     y = PermuteBackward0.apply(input, axes=axes)
     return _as_view(y, input, lambda a: a.transpose(axes))
 
 
 def transpose(input, dim0, dim1):
-    n = max(input.ndim, 1)
     axes = list(range(input.ndim))
+    d0, d1 = input._dim(dim0), input._dim(dim1)   # a 0-d tensor takes dims -1 and 0
     if input.ndim:
-        d0, d1 = input._dim(dim0), input._dim(dim1)
         axes[d0], axes[d1] = axes[d1], axes[d0]
     axes = tuple(axes)
-    del n
     y = TransposeBackward0.apply(input, axes=axes)
     return _as_view(y, input, lambda a: a.transpose(axes))
 
@@ -418,9 +478,10 @@ def contiguous(input, memory_format=None):
 
 
 def cat(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = _tensor_list("cat", tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    _check_cat(tensors, dim)
     ref, dtype = tensors[0], _mixed_dtype(tensors)
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [ref]
     if dtype is not None:
@@ -432,7 +493,7 @@ concat = concatenate = cat
 
 
 def stack(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = _tensor_list("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     n = tensors[0].ndim + 1
@@ -446,10 +507,17 @@ def stack(tensors, dim=0):
 
 
 def split(tensor, split_size_or_sections, dim=0):
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     axis = tensor._dim(dim)
     n = tensor._data.shape[axis]
     if isinstance(split_size_or_sections, int):
         k = split_size_or_sections
+        if k < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={k}")
+        if k == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
         sizes = [k] * (n // k) + ([n % k] if n % k else []) if k > 0 else [n]
         cls = SplitBackward0
     else:
@@ -470,7 +538,13 @@ def _piece(axis, start, n):
 
 
 def chunk(input, chunks, dim=0):
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input._data.shape[input._dim(dim)]
+    if n == 0:   # as many empty pieces as asked for
+        return split(input, [0] * chunks, dim)
     return split(input, max(-(-n // chunks), 1), dim)
 
 
