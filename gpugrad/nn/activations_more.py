@@ -73,6 +73,10 @@ def tanhshrink(input):
 
 def threshold(input, threshold, value, inplace=False):
     """y = x where x > threshold else value (gradient 0 at x == threshold)."""
+    if input.dtype.kind == "b":
+        raise NotImplementedError('"threshold_cpu" not implemented for \'Bool\'')
+    if input.dtype.kind in "iu":   # integers stay integers: both scalars truncate to the type
+        threshold, value = int(threshold), int(value)
     f = lambda t: pointwise.where(t > threshold, t, value)   # noqa: E731
     return _maybe_inplace(input, f, inplace)
 

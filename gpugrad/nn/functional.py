@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import warnings
 
-from .._creation import rand, zeros
+from .._creation import int64, rand, zeros
 from ..ops import activation, pointwise, reduce
 from ..ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from ..ops.conv3d import conv3d, conv_transpose3d
@@ -194,6 +194,14 @@ def elu(input, alpha=1.0, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    kind = input.dtype.kind
+    if kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if kind in "iu":   # integers stay integers: the limits are truncated to the input's type
+        if kind == "u" and (min_val < 0 or max_val < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        lo, hi = int(min_val), int(max_val)
+        return input.clamp_(lo, hi) if inplace else input.clamp(lo, hi)
     f = lambda t: activation.hardtanh(t, min_val, max_val)   # noqa: E731
     return _inplace(input, f) if inplace else f(input)
 
@@ -242,15 +250,19 @@ def dropout(input, p=0.5, training=True, inplace=False, *, generator=None):
 
 def one_hot(tensor, num_classes=-1):
     """int64 tensor with a trailing dimension of size ``num_classes`` (not differentiable)."""
-    from .._creation import arange
-    if tensor.dtype.kind not in "iu":
-        raise RuntimeError("one_hot is only applicable to index tensor.")
-    if num_classes == -1:
-        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
-    elif tensor.numel() and int(tensor.max().item()) >= num_classes:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    if tensor.numel() and int(tensor.min().item()) < 0:
+    from .._creation import arange, empty
+    if tensor.dtype != int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return empty(tuple(tensor.shape) + (num_classes,), dtype=int64, device=tensor.device)
+    if int(tensor.min().item()) < 0:
         raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1
+    elif num_classes <= int(tensor.max().item()):
+        raise RuntimeError("Class values must be smaller than num_classes.")
     classes = arange(num_classes, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()
 

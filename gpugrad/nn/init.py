@@ -41,7 +41,7 @@ def _calculate_fan_in_and_fan_out(tensor):
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
-def _fan(tensor, mode):
+def _calculate_correct_fan(tensor, mode):
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
@@ -87,7 +87,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
-    return calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -109,30 +109,16 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """N(mean, std) restricted to [a, b] (absolute bounds, as PyTorch), drawn by inverting the
-    normal CDF over the allowed range."""
-    from .._creation import rand
-    from ..ops.pointwise import erf
+    normal CDF over the allowed range: U(2 cdf(a) - 1, 2 cdf(b) - 1), then erfinv."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
     with no_grad():
         cdf = lambda v: 0.5 * (1 + math.erf((v - mean) / (std * math.sqrt(2))))   # noqa: E731
-        lo, hi = cdf(a), cdf(b)
-        u = rand(tensor.shape, generator=generator, dtype=tensor.dtype, device=tensor.device)
-        u = u * (hi - lo) + lo                        # uniform over [cdf(a), cdf(b)]
-        vals = _erfinv(2 * u - 1, erf) * (std * math.sqrt(2)) + mean
-        return tensor.copy_(vals.clamp(a, b))
-
-
-def _erfinv(y, erf):
-    """Inverse error function by Newton steps from a closed-form start (float64 exact)."""
-    yd = y.double()
-    w = -((1 - yd) * (1 + yd)).log()
-    x = yd.sign() * (((2 / (math.pi * 0.147) + w / 2) ** 2 - w / 0.147).sqrt()
-                     - (2 / (math.pi * 0.147) + w / 2)).clamp(min=0).sqrt()
-    for _ in range(3):   # Newton on erf(x) - y, derivative 2/sqrt(pi) exp(-x^2)
-        x = x - (erf(x) - yd) / (2 / math.sqrt(math.pi) * (-x * x).exp())
-    return x.to(y.dtype)
+        tensor.uniform_(2 * cdf(a) - 1, 2 * cdf(b) - 1, generator=generator)
+        tensor.erfinv_()
+        tensor.mul_(std * math.sqrt(2.0)).add_(mean)
+        return tensor.clamp_(min=a, max=b)
 
 
 def eye_(tensor):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 
 from .. import _creation
-from ..ops import shape
 from . import functional as F
 from . import init
 from .module import Module
@@ -326,7 +325,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input):
-        return shape.flatten(input, self.start_dim, self.end_dim)
+        return input.flatten(self.start_dim, self.end_dim)   # the method checks the dims
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -394,6 +393,8 @@ class Hardtanh(Module):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__()
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+        if not max_val > min_val:
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
 
     def forward(self, input):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)

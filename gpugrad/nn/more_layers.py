@@ -245,7 +245,7 @@ def glu(input, dim=-1):
     """a * sigmoid(b), with a and b the two halves of ``input`` along ``dim``."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = dim % input.dim()
+    (d,) = reduce._axes(dim, input.dim())   # PyTorch's error for a dim out of range
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{input.shape[d]}")
@@ -265,6 +265,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "'batchmean' in the next major release.", stacklevel=2)
     if reduction != "batchmean":
         _check_reduction(reduction)
+    if input.dtype.kind in "iub" or target.dtype.kind in "iub":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = pointwise.exp(target) * (target - input)
     else:   # xlogy(t, t): 0 where t == 0

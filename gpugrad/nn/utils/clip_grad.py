@@ -30,10 +30,10 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         return tensor(0.0)
     with no_grad():
         device = tensors[0].device
-        if math.isinf(norm_type):
+        if norm_type == math.inf:
             norms = [t.abs().max().to(device) for t in tensors]
             total = norms[0] if len(norms) == 1 else stack(norms).max()
-        else:
+        else:   # -inf too: the smallest per-tensor minimum, as PyTorch's norm of norms
             norms = [norm(t, norm_type).to(device) for t in tensors]
             total = norm(stack(norms), norm_type)
     if error_if_nonfinite and not math.isfinite(total.item()):

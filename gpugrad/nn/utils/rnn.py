@@ -214,6 +214,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     if padding_side not in ("left", "right"):
         raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
                            f"{padding_side}.")
+    sequences = _like_first(sequences)
     lengths = np.array([s.shape[0] for s in sequences], dtype=np.int64)
     steps = int(lengths.max())
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
@@ -224,6 +225,35 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     if not batch_first:
         idx = idx.T
     return _gather_padded(shape.cat(list(sequences), 0), idx, padding_value)
+
+
+def _like_first(sequences):
+    """Each sequence in the first one's dtype and trailing shape: PyTorch copies them into an
+    output made like the first, so the others are cast, and broadcast where they can be."""
+    first = sequences[0]
+    trailing = tuple(first.shape[1:])
+    out = []
+    for s in sequences:
+        s = s.to(first.dtype)
+        if s.dim() and tuple(s.shape[1:]) != trailing:
+            s = s.expand(_copy_shape((s.shape[0],) + trailing, tuple(s.shape)))
+        out.append(s)
+    return out
+
+
+def _copy_shape(dst, src):
+    """``dst`` when ``src`` broadcasts to it, else the error PyTorch's ``copy_`` raises."""
+    n = max(len(dst), len(src))
+    a, b = (1,) * (n - len(dst)) + dst, (1,) * (n - len(src)) + src
+    for d in range(n - 1, -1, -1):
+        if a[d] != b[d] and 1 not in (a[d], b[d]):
+            raise RuntimeError(f"The size of tensor a ({a[d]}) must match the size of tensor b "
+                               f"({b[d]}) at non-singleton dimension {d}")
+    both = tuple(max(x, y) for x, y in zip(a, b))
+    if both != dst:
+        raise RuntimeError(f"output with shape {list(dst)} doesn't match the broadcast shape "
+                           f"{list(both)}")
+    return dst
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
