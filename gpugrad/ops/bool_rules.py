@@ -10,10 +10,12 @@ TWO_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not suppor
 ONE_BOOL = f"Subtraction, the `-` operator, with a bool tensor is not supported. {_MASK_HINT}"
 NEG_BOOL = f"Negation, the `-` operator, on a bool tensor is not supported. {_MASK_HINT}"
 ROUNDING_MODES = (None, "trunc", "floor")
+_BOOL = np.dtype(np.bool_)   # numpy's builtin dtypes are singletons: ``is`` is exact, and cheap
 
 
 def _is_bool(v) -> bool:
-    return v.__class__ is bool or getattr(v, "dtype", None) == np.bool_
+    # runs on every subtraction: an identity test, not a dtype comparison
+    return v.__class__ is bool or getattr(v, "dtype", None) is _BOOL
 
 
 def check_sub(x, y):
@@ -24,7 +26,7 @@ def check_sub(x, y):
 
 
 def check_neg(x):
-    if x.dtype == np.bool_:
+    if x.dtype is _BOOL:
         raise RuntimeError(NEG_BOOL)
 
 
