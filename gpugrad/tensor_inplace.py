@@ -158,17 +158,17 @@ def _guard(t, fn):
     try:
         fn()
     except ValueError as e:
-        if ("read-only" in str(e) or "not writeable" in str(e)) and 0 not in t._data.strides:
-            raise RuntimeError(
-                "a tensor sharing memory with a read-only array cannot be written in place "
-                "(from_numpy of a non-writeable numpy array?). Please clone() the tensor "
-                "before performing the operation.") from None
-        if "read-only" in str(e) or "not writeable" in str(e):
+        if "read-only" not in str(e) and "not writeable" not in str(e):
+            raise _RawError(str(e)) from None
+        if 0 in t._data.strides:   # an expanded view: its elements share memory
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to "
                 "a single memory location. Please clone() the tensor before performing the "
                 "operation.") from None
-        raise _RawError(str(e)) from None
+        raise RuntimeError(
+            "a tensor sharing memory with a read-only array cannot be written in place "
+            "(from_numpy of a non-writeable numpy array?). Please clone() the tensor "
+            "before performing the operation.") from None
 
 
 def _raw_value(v, like):
