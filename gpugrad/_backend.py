@@ -108,6 +108,11 @@ def device_of(a) -> device:
     return d
 
 
+class OutOfMemoryError(RuntimeError):
+    """A GPU allocation failed (the message names the size requested); ``gpugrad.cuda``
+    exports it as PyTorch's ``torch.cuda.OutOfMemoryError``."""
+
+
 def _require_cuda(dev: device):
     cp = cupy_module()
     if cp is None:

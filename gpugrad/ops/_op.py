@@ -145,7 +145,7 @@ def out_of_memory(e, where):
     """CuPy's (or numpy's) allocation failure as gpugrad's error naming the size asked for."""
     import re
 
-    from ..cuda import OutOfMemoryError
+    from .._backend import OutOfMemoryError
     m = re.search(r"allocating ([\d,]+) bytes", str(e))
     size = f"{int(m.group(1).replace(',', '')) / 2**20:.2f} MiB" if m else "memory"
     device = "CUDA" if "cupy" in type(e).__module__ else "CPU"

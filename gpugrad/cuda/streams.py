@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 
-from . import _backend
+from .. import _backend
 
 
 def _need(index=None):
