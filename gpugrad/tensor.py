@@ -286,7 +286,7 @@ class Tensor:
     def register_hook(self, hook):
         """``hook(grad) -> None | Tensor``: called with this tensor's gradient during backward;
         a returned tensor replaces the gradient. Returns a handle with ``remove()``."""
-        from .autograd.graph import RemovableHandle
+        from .utils.hooks import RemovableHandle
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is None:
@@ -298,7 +298,7 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook):
         """``hook(tensor)``: called on a leaf after its ``.grad`` has been accumulated."""
-        from .autograd.graph import RemovableHandle
+        from .utils.hooks import RemovableHandle
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:

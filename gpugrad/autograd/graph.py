@@ -12,6 +12,7 @@ import sys
 import weakref
 from typing import NamedTuple
 
+from ..utils.hooks import RemovableHandle
 from . import anomaly
 
 _seq = itertools.count()
@@ -49,26 +50,6 @@ def _op_name(node) -> str:
     i = name.rfind("Backward")
     suffix = name[i + len("Backward"):]
     return name[:i] if i > 0 and (suffix.isdigit() or not suffix) else name
-
-
-class RemovableHandle:
-    """Returned by every ``register_*hook``; ``remove()`` takes the hook out again."""
-    __slots__ = ("_list", "_fn")
-
-    def __init__(self, hooks: list, fn):
-        self._list, self._fn = hooks, fn
-
-    def remove(self) -> None:
-        try:
-            self._list.remove(self._fn)
-        except ValueError:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class Node:
@@ -390,7 +371,7 @@ def get_gradient_edge(tensor) -> GradientEdge:
     if not tensor.requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
                            "not require gradients")
-    from ..ops._op import edge
+    from ..ops._op import edge  # layering: a tensor's edge may re-derive a view through an op
     node, nr = edge(tensor)
     return GradientEdge(node, nr)
 
