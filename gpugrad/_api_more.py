@@ -2,16 +2,17 @@
 name in ``__all__``. Importing this module also attaches their Tensor methods."""
 from __future__ import annotations
 
-from . import _compat, _creation_more, _methods_more
+from . import _creation_more, _memory_format, _methods_more, _runtime
 from .ops import linalg_legacy, pointwise_more, shape_more, special_more
 from .tensor import Tensor
 
 _FROM = {
-    _compat: ("compile", "vmap", "set_float32_matmul_precision", "get_float32_matmul_precision",
-              "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
-              "set_warn_always", "is_warn_always_enabled", "typename", "is_storage",
-              "set_default_tensor_type", "memory_format", "contiguous_format", "channels_last",
-              "channels_last_3d", "preserve_format"),
+    _runtime: ("compile", "vmap", "set_float32_matmul_precision", "get_float32_matmul_precision",
+               "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
+               "set_warn_always", "is_warn_always_enabled", "typename", "is_storage",
+               "set_default_tensor_type"),
+    _memory_format: ("memory_format", "contiguous_format", "channels_last", "channels_last_3d",
+                     "preserve_format"),
     _creation_more: ("scalar_tensor", "asarray", "range", "empty_strided", "frombuffer",
                      "hann_window", "hamming_window", "blackman_window", "bartlett_window",
                      "kaiser_window"),

@@ -169,7 +169,7 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None) -> bool:
         """Dense in row-major order, or in the order ``memory_format`` asks for."""
-        from ._compat import channels_last_axes, contiguous_format, preserve_format
+        from ._memory_format import channels_last_axes, contiguous_format, preserve_format
         if memory_format in (None, contiguous_format, preserve_format):
             return bool(self._data.flags.c_contiguous)
         try:

@@ -467,7 +467,7 @@ def clone(input, *, memory_format=None):
 def contiguous(input, memory_format=None):
     """``input`` dense in row-major order, or in the order ``memory_format`` names
     (``channels_last``: N, H, W, C fastest last, the shape unchanged)."""
-    from .._compat import channels_last_axes
+    from .._memory_format import channels_last_axes
     axes = None if memory_format is None else channels_last_axes(memory_format, input.ndim)
     if axes is None:
         return input if input._data.flags.c_contiguous else CloneBackward0.apply(input)
