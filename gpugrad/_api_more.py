@@ -2,7 +2,7 @@
 name in ``__all__``. Importing this module also attaches their Tensor methods."""
 from __future__ import annotations
 
-from . import _creation_more, _memory_format, _methods_more, _runtime
+from . import _creation, _memory_format, _methods_more, _runtime, _windows
 from .ops import linalg_legacy, pointwise_more, shape_more, special_more
 from .tensor import Tensor
 
@@ -13,9 +13,9 @@ _FROM = {
                "set_default_tensor_type"),
     _memory_format: ("memory_format", "contiguous_format", "channels_last", "channels_last_3d",
                      "preserve_format"),
-    _creation_more: ("scalar_tensor", "asarray", "range", "empty_strided", "frombuffer",
-                     "hann_window", "hamming_window", "blackman_window", "bartlett_window",
-                     "kaiser_window"),
+    _creation: ("scalar_tensor", "asarray", "range", "empty_strided", "frombuffer"),
+    _windows: ("hann_window", "hamming_window", "blackman_window", "bartlett_window",
+               "kaiser_window"),
     pointwise_more: ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "exp2",
                      "logaddexp2", "deg2rad", "rad2deg", "copysign", "heaviside", "signbit",
                      "isneginf", "isposinf", "isreal", "gcd", "lcm", "ldexp", "frexp",

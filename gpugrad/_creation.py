@@ -1,14 +1,17 @@
-"""Tensor creation: from data, filled, ranges, and random (seeded by ``manual_seed``)."""
+"""Tensor creation: from data, buffers and strides, filled, ranges, and random (seeded by
+``manual_seed``)."""
 from __future__ import annotations
 
 import builtins
 import contextlib
+import math
+import warnings
 
 import numpy as np
 
 from . import _backend
 from .autograd.grad_mode import state as grad_state
-from .tensor import DEFAULT, Tensor
+from .tensor import DEFAULT, Tensor, scalar_name
 
 float16 = half = np.dtype(np.float16)
 float32 = float = np.dtype(np.float32)
@@ -574,3 +577,110 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     z = randn(size if size is not None else (), generator=generator, dtype=dtype, device=device)
     out = z._data * z._data.dtype.type(std) + z._data.dtype.type(mean)
     return _finish(out, requires_grad)
+
+
+# -- from Python data, buffers and strides -------------------------------------------------------
+def scalar_tensor(s, *, dtype=None, device=None, layout=None, requires_grad=False,
+                  pin_memory=False):
+    """A 0-d tensor holding s, in the default float dtype unless dtype is given."""
+    d = as_dtype(dtype) or DEFAULT.float
+    return _finish(_backend.on_device(device, lambda xp: xp.asarray(s, dtype=d)), requires_grad)
+
+
+def _same_device(a, dev):
+    return dev is None or _backend.device_of(a) == _backend.device(dev)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """obj as a tensor, sharing memory with it when dtype and device allow and copy is not True
+    (a tensor comes back itself). ``copy=False`` raises where sharing is impossible."""
+    d = as_dtype(dtype)
+    if isinstance(obj, Tensor):
+        a = obj._data
+        if (d is None or d == a.dtype) and _same_device(a, device) and not copy:
+            if requires_grad and not obj.requires_grad:
+                obj.requires_grad_(True)
+            return obj
+        if copy is False:
+            raise ValueError(f"can't alias tensor with dtype '{_kind(a.dtype)}' into dtype "
+                             f"'{_kind(d)}'." if d is not None and d != a.dtype else
+                             "can't alias tensor into another device.")
+        out = obj.detach().to(device=device, dtype=d)
+        out = out.clone() if out._data is a else out
+        return _finish(out._data, requires_grad)
+    if _backend.is_array(obj) and not isinstance(obj, np.generic):
+        if (d is None or d == obj.dtype) and _same_device(obj, device) and not copy:
+            return _finish(obj, requires_grad)
+        if copy is False:
+            raise ValueError(f"can't alias array with dtype '{obj.dtype}' into dtype '{d}'.")
+        return tensor(obj, dtype=d, device=device, requires_grad=requires_grad)
+    if copy is False:
+        raise ValueError("can't alias arbitrary sequence into a tensor.")
+    return tensor(obj, dtype=d, device=device, requires_grad=requires_grad)
+
+
+def _kind(dtype):
+    return scalar_name(dtype).capitalize()
+
+
+RANGE_DEPRECATED = (
+    "torch.range is deprecated and will be removed in a future release because its behavior is "
+    "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values "
+    "in [start, end).")
+
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None, layout=None,
+          requires_grad=False, out=None):
+    """start, start + step, ... up to and including end (deprecated, as in PyTorch: use
+    arange, whose end is excluded). The default float dtype unless dtype is given."""
+    warnings.warn(RANGE_DEPRECATED, UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = _builtin_int(math.floor((end - start) / step)) + 1
+    d = as_dtype(dtype) or DEFAULT.float
+    return _finish(_backend.on_device(device, lambda xp: (
+        start + xp.arange(n, dtype=np.float64) * step).astype(d)), requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """An uninitialised tensor of ``size`` laid out with ``stride`` (in elements)."""
+    size, stride = tuple(_builtin_int(s) for s in size), tuple(_builtin_int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    d = as_dtype(dtype) or DEFAULT.float
+    need = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+
+    def make(xp):
+        buf = xp.zeros(max(need, 1), dtype=d)
+        return xp.lib.stride_tricks.as_strided(buf, size, [s * d.itemsize for s in stride])
+    return _finish(_backend.on_device(device, make), requires_grad)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D CPU tensor over the memory of an object with the buffer protocol (bytes, bytearray,
+    array.array ...), sharing it. A read-only buffer gives a read-only tensor."""
+    d = as_dtype(dtype)
+    length = memoryview(buffer).nbytes
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % d.itemsize:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} "
+                             f"bytes) must be a multiple of element size ({d.itemsize})")
+        count = (length - offset) // d.itemsize
+    elif count * d.itemsize > length - offset:
+        raise ValueError(f"requested buffer length ({count} * {d.itemsize} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    return _finish(np.frombuffer(buffer, dtype=d, count=count, offset=offset), requires_grad)
+
+
+# -- windows ------------------------------------------------------------------------------------

@@ -125,7 +125,7 @@ def _adjoint(self):
 
 def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
                        requires_grad=False, pin_memory=False):
-    from ._creation_more import empty_strided
+    from ._creation import empty_strided
     return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
                          requires_grad=requires_grad)
 
