@@ -12,6 +12,8 @@ from . import (
     _methods,  # noqa: F401  (attaches op methods and operators to Tensor)
     _methods_extra,  # noqa: F401  (more methods: in-place forms, put_, storage queries ...)
     autograd,
+    linalg,
+    special,
 )
 from ._backend import device, set_default_device
 from ._creation import (
@@ -404,63 +406,6 @@ def all(input, dim=None, keepdim=False):
 
 def is_floating_point(input) -> bool:
     return input.is_floating_point()
-
-
-def _linalg_module():
-    """``gpugrad.linalg``: PyTorch's ``torch.linalg`` names over the ops of ``ops.matrix``."""
-    import sys
-    import types
-
-    from .ops import linalg as _products
-    from .ops import matrix as _m
-    mod = types.ModuleType("gpugrad.linalg", "Linear algebra, as PyTorch's torch.linalg.")
-    for name in ("inv", "det", "slogdet", "solve", "cholesky", "svdvals", "vector_norm",
-                 "matrix_norm", "norm", "matrix_power", "vdot", "multi_dot", "vecdot",
-                 "LinAlgError"):
-        setattr(mod, name, getattr(_m, name))
-    mod.cross, mod.diagonal, mod.matmul = _m.linalg_cross, _m.linalg_diagonal, _products.matmul
-    from .ops.linalg_legacy import matrix_exp as _matrix_exp
-    mod.matrix_exp = _matrix_exp
-    from .ops import linalg_more as _more
-    for name in _more.__all__:
-        setattr(mod, name, getattr(_more, name))
-    sys.modules[mod.__name__] = mod
-    return mod
-
-
-linalg = _linalg_module()
-
-
-def _special_module():
-    """``gpugrad.special``: PyTorch's ``torch.special`` names over gpugrad's ops."""
-    import sys
-    import types
-
-    from .ops import activation as _act
-    from .ops import misc as _misc
-    from .ops import pointwise as _pw
-    from .ops import reduce as _red
-    from .ops import special as _sp
-    from .ops import unary as _un
-    mod = types.ModuleType("gpugrad.special", "Special functions, as PyTorch's torch.special.")
-    for name in ("digamma", "polygamma", "erfc", "erfinv", "logit", "xlog1py", "i0", "i1",
-                 "ndtr", "ndtri", "log_ndtr", "sinc", "entr", "mvlgamma"):
-        setattr(mod, name, getattr(_sp, name))
-    mod.gammaln, mod.psi, mod.multigammaln = _sp.lgamma, _sp.digamma, _sp.mvlgamma
-    mod.erf, mod.expit, mod.xlogy = _pw.erf, _act.sigmoid, _misc.xlogy
-    mod.exp2 = lambda input: _pw.pow(2.0, input)
-    mod.expm1, mod.log1p, mod.round = _un.expm1, _un.log1p, _un.round
-    mod.logsumexp = _red.logsumexp
-    mod.softmax = lambda input, dim, *, dtype=None: _red.softmax(input, dim, dtype)
-    mod.log_softmax = lambda input, dim, *, dtype=None: _red.log_softmax(input, dim, dtype)
-    from .ops import special_more as _more
-    for name in _more.__all__:
-        setattr(mod, name, getattr(_more, name))
-    sys.modules[mod.__name__] = mod
-    return mod
-
-
-special = _special_module()
 
 
 def get_default_device():
