@@ -347,7 +347,7 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad``, freeing the graph unless
         ``retain_graph``."""
-        from .autograd import backward
+        from .autograd import backward  # layering: Tensor.backward runs the engine's entry point
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:

@@ -31,7 +31,7 @@ import types
 import weakref
 from collections import namedtuple
 
-from .grad_mode import enable_grad
+from .grad_mode import enable_grad, forward_ad_state
 from .grad_mode import state as grad_state
 from .graph import _seq
 
@@ -115,7 +115,7 @@ def enter_dual_level() -> int:
     if _level is not None:
         raise RuntimeError(NESTED)
     _install()
-    _level = _Level(0)
+    _level = forward_ad_state.level = _Level(0)
     _current_level = 0
     return 0
 
@@ -134,7 +134,7 @@ def exit_dual_level(*, level=None) -> None:
     finally:
         _level.tangents.clear()
         _level.saved.clear()
-        _level = None
+        _level = forward_ad_state.level = None
         _current_level = -1
 
 

@@ -19,6 +19,16 @@ class _State(threading.local):
 state = _State()
 
 
+class _ForwardAD:
+    """Whether a forward-AD dual level is open (``autograd.forward_ad`` opens and closes it):
+    every op reads it to know whether its outputs carry tangents, so it lives here, below the
+    ops, and not in forward_ad, which runs the ops' derivative rules above them."""
+    level = None   # the open level (forward_ad._Level) or None
+
+
+forward_ad_state = _ForwardAD()
+
+
 def is_grad_enabled() -> bool:
     return state.grad if state.inference else state.enabled
 
