@@ -1,6 +1,6 @@
-"""More Tensor methods of PyTorch's API: dtype shorthands, in-place forms of pointwise ops and
-shape changes, renorm / narrow_copy / sum_to_size, storage queries, pin_memory, put_ /
-index_put_, random fills, apply_ / map_, adjoint, new_empty_strided and the last aliases."""
+"""Tensor basics of PyTorch's API: dtype shorthands, storage queries, pin_memory, apply_ / map_,
+adjoint and aliases, new_* constructors, resize_, type / to, queries real tensors answer
+(conj, real, is_sparse, mH ...) and the result types values/indices print as."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +8,65 @@ import pytest
 from conftest import cuda_available, tensor, to_numpy
 
 import gpugrad
+from gpugrad import _creation
+from gpugrad.autograd import gradcheck, gradgradcheck
+
+
+def _check_grads(fn, *inputs):
+    assert gradcheck(fn, inputs, eps=1e-6, atol=1e-6)
+    assert gradgradcheck(fn, inputs, eps=1e-6, atol=1e-5)
+
+
+def _leaf(rng, shape, device, lo=-2.0, hi=2.0):
+    return tensor(rng.uniform(lo, hi, shape), device, requires_grad=True)
+
+
+# -- methods of real tensors ----------------------------------------------------------------------
+def test_new_ndimension_resize(device):
+    x = tensor([[1.0, 2.0], [3.0, 4.0]], device)
+    assert x.new().shape == (0,) and x.new().dtype == gpugrad.float64
+    n = x.new(2, 3)
+    assert n.shape == (2, 3) and n.device == x.device
+    assert x.new(gpugrad.Size([4])).shape == (4,)
+    assert x.new([1, 2]).tolist() == [1.0, 2.0] and x.new([1, 2]).dtype == gpugrad.float64
+    assert x.ndimension() == 2
+    y = x.clone()
+    assert y.resize_(4) is y and y.tolist() == [1.0, 2.0, 3.0, 4.0]
+    y.resize_(3)
+    assert y.tolist() == [1.0, 2.0, 3.0]
+    y.resize_(2, 3)
+    assert y.shape == (2, 3) and to_numpy(y).reshape(-1)[:3].tolist() == [1.0, 2.0, 3.0]
+    y.resize_as_(x)
+    assert y.shape == (2, 2)
+    gpugrad.resize_as_(y, tensor([0.0], device))
+    assert y.tolist() == [1.0]
+    with pytest.raises(RuntimeError, match="^cannot resize variables that require grad$"):
+        tensor([1.0], device, requires_grad=True).resize_(2)
+
+
+def test_complex_queries_on_real_tensors(device):
+    x = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device)
+    for name in ("conj", "resolve_conj", "resolve_neg", "to_dense", "conj_physical"):
+        assert getattr(x, name)() is x, name
+    assert gpugrad.conj(x) is x and gpugrad.real(x) is x and x.real is x
+    assert not (x.is_conj() or x.is_neg() or gpugrad.is_conj(x) or gpugrad.is_neg(x))
+    assert not (x.is_sparse or x.is_quantized or x.is_meta or x.is_nested)
+    with pytest.raises(RuntimeError, match="^imag is not implemented for tensors with "
+                                           "non-complex dtypes.$"):
+        x.imag
+    assert x.mH.tolist() == x.T.tolist() and x.H.tolist() == x.T.tolist()
+    assert gpugrad.zeros(2, 3, 4).mH.shape == (2, 4, 3)
+    with pytest.raises(RuntimeError, match=r"^tensor.H is only supported on matrices \(2-D "
+                                           r"tensors\). Got 3-D tensor. For batches"):
+        gpugrad.zeros(2, 3, 4).H
+    with pytest.raises(RuntimeError, match="mH is only supported on matrices or batches of "
+                                           "matrices. Got 1-D tensor."):
+        gpugrad.zeros(2).mH
+
+
+def test_mh_is_differentiable(device, rng):
+    x = _leaf(rng, (2, 3), device)
+    _check_grads(lambda a: a.mH * 1.0, x)
 
 
 # -- Tensor methods -------------------------------------------------------------------------------
@@ -16,86 +75,6 @@ def test_dtype_shorthands():
     assert (x.byte().dtype, x.char().dtype, x.short().dtype) == (gpugrad.uint8, gpugrad.int8,
                                                                  gpugrad.int16)
     np.testing.assert_array_equal(to_numpy(x.char()), [1, -2])
-
-
-@pytest.mark.parametrize("name,ref", [("log_", np.log), ("floor_", np.floor), ("ceil_", np.ceil),
-                                      ("trunc_", np.trunc), ("round_", np.round),
-                                      ("sign_", np.sign), ("frac_", lambda a: a - np.trunc(a)),
-                                      ("sin_", np.sin), ("rsqrt_", lambda a: a ** -0.5),
-                                      ("log1p_", np.log1p), ("square_", np.square),
-                                      ("exp2_", np.exp2)])
-def test_in_place_unary(name, ref, device):
-    a = np.array([0.4, 1.5, 2.5, 3.7])
-    t = tensor(a, device)
-    assert getattr(t, name)() is t
-    np.testing.assert_allclose(to_numpy(t), ref(a), rtol=1e-12)
-    assert t._version == 1
-
-
-def test_in_place_unary_records_gradient(device):
-    x = tensor([1.0, 2.0], device, requires_grad=True)
-    y = x * 1
-    y.log_()
-    y.sum().backward()
-    np.testing.assert_allclose(to_numpy(x.grad), [1.0, 0.5])
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in "
-                                           "an in-place operation"):
-        x.floor_()
-
-
-def test_in_place_comparisons(device):
-    t = tensor([1.0, 2.0, 3.0], device)
-    t.ge_(2)
-    np.testing.assert_array_equal(to_numpy(t), [0, 1, 1])
-    assert t.dtype == gpugrad.float64
-    u = tensor([1.0, 2.0, 3.0], device)
-    u.eq_(tensor([1.0, 0.0, 3.0], device))
-    np.testing.assert_array_equal(to_numpy(u), [1, 0, 1])
-
-
-def test_in_place_shape_changes(device):
-    t = tensor(np.arange(6.0).reshape(2, 3), device)
-    assert t.unsqueeze_(0) is t and t.shape == (1, 2, 3)
-    assert t.squeeze_().shape == (2, 3)
-    t.t_()
-    np.testing.assert_array_equal(to_numpy(t), np.arange(6.0).reshape(2, 3).T)
-    x = tensor([1.0, 2.0], device, requires_grad=True)
-    y = x * 3
-    y.unsqueeze_(1)
-    assert y.shape == (2, 1) and y.grad_fn.name() == "UnsqueezeBackward0"
-    y.sum().backward()
-    np.testing.assert_array_equal(to_numpy(x.grad), [3, 3])
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
-        x.unsqueeze_(0)
-
-
-def test_in_place_compound(device):
-    t = tensor([1.0, 2.0], device)
-    t.lerp_(tensor([3.0, 6.0], device), 0.5)
-    np.testing.assert_array_equal(to_numpy(t), [2, 4])
-    t.addcmul_(tensor([1.0, 2.0], device), tensor([3.0, 4.0], device), value=2)
-    np.testing.assert_array_equal(to_numpy(t), [8, 20])
-    t.addcdiv_(tensor([4.0, 5.0], device), tensor([2.0, 10.0], device))
-    np.testing.assert_array_equal(to_numpy(t), [10, 20.5])
-    t.cumsum_(0)
-    np.testing.assert_array_equal(to_numpy(t), [10, 30.5])
-
-
-def test_renorm_narrow_copy_sum_to_size(device):
-    t = tensor([[3.0, 4.0], [0.3, 0.4]], device)
-    np.testing.assert_allclose(to_numpy(t.renorm(2, 0, 1.0)),
-                               [[0.6 / (1 + 1e-7 / 5) * 1, 0.8 / (1 + 1e-7 / 5)], [0.3, 0.4]],
-                               rtol=1e-12)
-    c = t.narrow_copy(1, 1, 1)
-    c[0, 0] = 99.0
-    assert float(t[0, 1]) == 4.0 and c.shape == (2, 1)   # a copy, not a view
-    m = tensor(np.arange(6.0).reshape(2, 3), device)
-    np.testing.assert_array_equal(to_numpy(m.sum_to_size(1, 3)), [[3, 5, 7]])
-    np.testing.assert_array_equal(to_numpy(m.sum_to_size(2, 1)), [[3], [12]])
-    np.testing.assert_array_equal(to_numpy(m.sum_to_size(3)), [3, 5, 7])
-    with pytest.raises(RuntimeError, match=r"size \{\[3, 3\]\} is not expandable to size "
-                                           r"\{\[2, 3\]\}\."):
-        m.sum_to_size(3, 3)
 
 
 def test_storage_queries(device):
@@ -120,41 +99,6 @@ def test_pin_memory():
     p = t.pin_memory()
     assert p is not t and p.is_pinned() and p.pin_memory() is p
     np.testing.assert_array_equal(to_numpy(p), [1.0, 2.0])
-
-
-def test_put_and_index_put(device):
-    t = tensor(np.arange(6.0).reshape(2, 3), device)
-    t.put_(tensor([0, -1], device, gpugrad.int64), tensor([10.0, 20.0], device))
-    np.testing.assert_array_equal(to_numpy(t), [[10, 1, 2], [3, 4, 20]])
-    t.put_(tensor([1, 1], device, gpugrad.int64), tensor([1.0, 2.0], device), accumulate=True)
-    np.testing.assert_array_equal(to_numpy(t), [[10, 4, 2], [3, 4, 20]])
-    with pytest.raises(IndexError, match="out of range: tried to access index 6 on a tensor of "
-                                         "6 elements."):
-        t.put_(tensor([6], device, gpugrad.int64), tensor([1.0], device))
-    u = tensor(np.zeros((2, 3)), device)
-    rows, cols = tensor([0, 1, 0], device, gpugrad.int64), tensor([2, 0, 2], device, gpugrad.int64)
-    u.index_put_((rows, cols), tensor([1.0, 2.0, 3.0], device), accumulate=True)
-    np.testing.assert_array_equal(to_numpy(u), [[0, 0, 4], [2, 0, 0]])
-    u.index_put_((u > 1,), tensor(-1.0, device))
-    np.testing.assert_array_equal(to_numpy(u), [[0, 0, -1], [-1, 0, 0]])
-    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 1 with size 3"):
-        u.index_put_((rows, rows + 3), tensor(1.0, device))
-
-
-def test_random_fills(device):
-    gpugrad.manual_seed(0)
-    g = tensor(np.zeros(4000), device).geometric_(0.25)
-    vals = to_numpy(g)
-    assert vals.min() >= 1 and np.all(vals == np.round(vals))
-    assert abs(vals.mean() - 4.0) < 0.3                     # mean 1 / p
-    c = to_numpy(tensor(np.zeros(4000), device).cauchy_(median=2.0))
-    assert abs(np.median(c) - 2.0) < 0.15
-    ln = to_numpy(tensor(np.zeros(4000), device).log_normal_(mean=0.5, std=0.2))
-    assert ln.min() > 0 and abs(np.log(ln).mean() - 0.5) < 0.02
-    assert abs(np.log(ln).std() - 0.2) < 0.02
-    with pytest.raises(RuntimeError, match=r"geometric_ expects p to be in \(0, 1\), but got "
-                                           r"p=1.5"):
-        gpugrad.zeros(2).geometric_(1.5)
 
 
 def test_apply_and_map(device):
@@ -221,3 +165,59 @@ def test_storages_tell_which_tensors_share_memory(device):
                              "float64, device=cpu) of size 3]")
     assert str(gpugrad.zeros(0).untyped_storage()) == (
         " \n[gpugrad.storage.UntypedStorage(device=cpu) of size 0]")
+
+
+def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
+    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
+                          requires_grad=requires_grad)
+
+
+def idx(data, device="cpu"):
+    return gpugrad.tensor(np.asarray(data), device=device)
+
+
+def test_tensor_helpers_stride_new_full_type_as_and_logic(device):
+    x = t(np.zeros((2, 3)), device, True)
+    assert x.stride() == (3, 1) and x.t().stride() == (1, 3) and x.stride(1) == 1
+    f = x.new_full((2,), 7.0)
+    assert f.dtype == x.dtype and f.device == x.device and f.tolist() == [7.0, 7.0]
+    assert x.new_empty(3).shape == (3,)
+    i = x.type_as(idx([1], device))
+    assert i.dtype == gpugrad.int64 and not i.requires_grad and i.grad_fn is None
+    assert not x.long().requires_grad and x.double().requires_grad
+    y = t([1.0, np.nan, np.inf], device)
+    assert gpugrad.isnan(y).tolist() == [False, True, False]
+    assert gpugrad.isinf(y).tolist() == [False, False, True]
+    assert gpugrad.isfinite(y).tolist() == [True, False, False]
+    assert gpugrad.any(y > 1).item() is True and gpugrad.all(y > 0).item() is False   # nan
+    assert gpugrad.logical_and(y > 0, y < 2).tolist() == [True, False, False]
+
+
+def test_values_indices_results_print_as_pytorchs_return_types():
+    x = t([[1.0, 3.0], [2.0, 0.0]])
+    r = x.max(1)
+    assert repr(r) == ("gpugrad.return_types.max(\nvalues=tensor([3., 2.], "
+                       "dtype=gpugrad.float64),\nindices=tensor([1, 0]))")
+    assert type(x.topk(1)).__name__ == "topk" and type(x.sort()).__name__ == "sort"
+    values, indices = x.min(0)   # still a tuple
+    assert values.tolist() == [1.0, 0.0] and indices.tolist() == [0, 1] and r[0] is r.values
+
+
+def test_type_converts_by_name_or_type():
+    x = gpugrad.tensor([1, 2])
+    for target in ("torch.FloatTensor", "gpugrad.FloatTensor", _creation.FloatTensor):
+        y = x.type(target)
+        assert y.dtype == gpugrad.float32 and y.tolist() == [1.0, 2.0]
+    assert x.type(gpugrad.float64).dtype == gpugrad.float64
+    assert x.type("torch.LongTensor") is x
+    assert x.type() == "gpugrad.LongTensor"
+    for bad in ("torch.FooTensor", "float", "torch.float32"):
+        with pytest.raises(ValueError, match=f"^invalid type: '{bad}'$"):
+            x.type(bad)
+
+
+def test_to_with_copy_returns_a_copy():
+    a = gpugrad.tensor([1.0, 2.0])
+    b = a.to(gpugrad.float32, copy=True)
+    b[0] = 9.0
+    assert a.tolist() == [1.0, 2.0]

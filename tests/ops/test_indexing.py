@@ -1,14 +1,36 @@
-"""gather, index_select, masked_fill, sort/topk/argsort, repeat, narrow, outer and the other
-selection functions: exact values, index results, PyTorch's errors. Gradients: op_db."""
+"""Indexing as PyTorch reads it (ints next to index arrays, uint8 masks, lists of lists, steps,
+empty lists, several ellipses), gather / index_select, masked_fill / masked_select, put_ /
+index_put_ and fill_diagonal_: exact values, index results and PyTorch's errors."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
-from conftest import to_numpy
+from conftest import tensor, to_numpy
 
 import gpugrad
+from gpugrad.ops.index import SEQUENCE_WARNING, UINT8_WARNING
+
+
+def test_put_and_index_put(device):
+    t = tensor(np.arange(6.0).reshape(2, 3), device)
+    t.put_(tensor([0, -1], device, gpugrad.int64), tensor([10.0, 20.0], device))
+    np.testing.assert_array_equal(to_numpy(t), [[10, 1, 2], [3, 4, 20]])
+    t.put_(tensor([1, 1], device, gpugrad.int64), tensor([1.0, 2.0], device), accumulate=True)
+    np.testing.assert_array_equal(to_numpy(t), [[10, 4, 2], [3, 4, 20]])
+    with pytest.raises(IndexError, match="out of range: tried to access index 6 on a tensor of "
+                                         "6 elements."):
+        t.put_(tensor([6], device, gpugrad.int64), tensor([1.0], device))
+    u = tensor(np.zeros((2, 3)), device)
+    rows, cols = tensor([0, 1, 0], device, gpugrad.int64), tensor([2, 0, 2], device, gpugrad.int64)
+    u.index_put_((rows, cols), tensor([1.0, 2.0, 3.0], device), accumulate=True)
+    np.testing.assert_array_equal(to_numpy(u), [[0, 0, 4], [2, 0, 0]])
+    u.index_put_((u > 1,), tensor(-1.0, device))
+    np.testing.assert_array_equal(to_numpy(u), [[0, 0, -1], [-1, 0, 0]])
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 1 with size 3"):
+        u.index_put_((rows, rows + 3), tensor(1.0, device))
 
 
 def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
@@ -21,24 +43,6 @@ def idx(data, device="cpu"):
 
 
 X = [[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]]
-
-
-def test_sort_topk_argsort_values_and_indices(device):
-    x = t(X, device, True)
-    v, i = gpugrad.sort(x, 1)
-    assert to_numpy(v).tolist() == [[1.0, 2.0, 3.0], [0.0, 4.0, 5.0]]
-    assert to_numpy(i).tolist() == [[1, 2, 0], [0, 2, 1]] and not i.requires_grad
-    assert x.sort(1, descending=True).values.tolist() == [[3.0, 2.0, 1.0], [5.0, 4.0, 0.0]]
-    top = x.topk(2, dim=1)
-    assert top.values.tolist() == [[3.0, 2.0], [5.0, 4.0]]
-    assert top.indices.tolist() == [[0, 2], [1, 2]]
-    assert x.topk(1, dim=0, largest=False).indices.tolist() == [[1, 0, 0]]
-    assert gpugrad.argsort(x, 1, descending=True).tolist() == [[0, 2, 1], [1, 2, 0]]
-    top.values.sum().backward()
-    assert to_numpy(x.grad).tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]
-    # equal values keep their order (stable), ascending and descending
-    assert t([1.0, 0.0, 1.0, 0.0], device).sort(descending=True).indices.tolist() == [0, 2, 1, 3]
-    assert t([1.0, 0.0, 1.0, 0.0], device).sort().indices.tolist() == [1, 3, 0, 2]
 
 
 def test_gather_and_index_select_add_repeated_gradients(device):
@@ -103,79 +107,6 @@ def test_masked_fill_scalar_tensor_and_in_place(device):
     assert to_numpy(t(X, device).masked_fill(row_mask, 0.0))[:, 0].tolist() == [0.0, 0.0]
 
 
-def test_repeat_narrow_roll_flip_cumsum_tril(device):
-    x = t(X, device, True)
-    r = x.repeat(2, 1, 2)
-    assert r.shape == (2, 2, 6)
-    np.testing.assert_array_equal(to_numpy(r), np.tile(np.array(X), (2, 1, 2)))
-    r.sum().backward()
-    assert to_numpy(x.grad).tolist() == [[4.0] * 3] * 2
-    assert to_numpy(x.narrow(1, -2, 2)).tolist() == [[1.0, 2.0], [5.0, 4.0]]
-    assert x.narrow(0, 1, 1).grad_fn.name() == "SliceBackward0"
-    assert to_numpy(x.roll(1, 1)).tolist() == [[2.0, 3.0, 1.0], [4.0, 0.0, 5.0]]
-    assert to_numpy(x.flip(0)).tolist() == [X[1], X[0]]
-    assert to_numpy(x.cumsum(1)).tolist() == [[3.0, 4.0, 6.0], [0.0, 5.0, 9.0]]
-    assert gpugrad.cumsum(idx([True, True, False], device), 0).tolist() == [1, 2, 2]
-    assert to_numpy(gpugrad.triu(x, 1)).tolist() == [[0.0, 1.0, 2.0], [0.0, 0.0, 4.0]]
-    f = x.flip(0)
-    f.mul_(0)   # a new tensor, not a view of x
-    assert to_numpy(x).tolist() == X
-
-
-def test_rounding_has_zero_gradient_and_frac_one(device):
-    x = t([-1.5, -0.4, 0.5, 2.5], device, True)
-    assert to_numpy(x.round()).tolist() == [-2.0, -0.0, 0.0, 2.0]   # halves to even
-    assert to_numpy(x.floor()).tolist() == [-2.0, -1.0, 0.0, 2.0]
-    assert to_numpy(x.ceil()).tolist() == [-1.0, -0.0, 1.0, 3.0]
-    assert to_numpy(x.trunc()).tolist() == [-1.0, -0.0, 0.0, 2.0]
-    (x.floor() + x.ceil() + x.round() + x.trunc()).sum().backward()
-    assert to_numpy(x.grad).tolist() == [0.0] * 4
-    x.grad = None
-    x.frac().sum().backward()
-    assert to_numpy(x.grad).tolist() == [1.0] * 4
-    assert gpugrad.floor(idx([1, 2], device)).tolist() == [1, 2]
-
-
-def test_tensor_helpers_stride_new_full_type_as_and_logic(device):
-    x = t(np.zeros((2, 3)), device, True)
-    assert x.stride() == (3, 1) and x.t().stride() == (1, 3) and x.stride(1) == 1
-    f = x.new_full((2,), 7.0)
-    assert f.dtype == x.dtype and f.device == x.device and f.tolist() == [7.0, 7.0]
-    assert x.new_empty(3).shape == (3,)
-    i = x.type_as(idx([1], device))
-    assert i.dtype == gpugrad.int64 and not i.requires_grad and i.grad_fn is None
-    assert not x.long().requires_grad and x.double().requires_grad
-    y = t([1.0, np.nan, np.inf], device)
-    assert gpugrad.isnan(y).tolist() == [False, True, False]
-    assert gpugrad.isinf(y).tolist() == [False, False, True]
-    assert gpugrad.isfinite(y).tolist() == [True, False, False]
-    assert gpugrad.any(y > 1).item() is True and gpugrad.all(y > 0).item() is False   # nan
-    assert gpugrad.logical_and(y > 0, y < 2).tolist() == [True, False, False]
-
-
-# -- composites, logic, sampling ---------------------------------------------------------------
-def test_shape_composites_record_pytorchs_nodes(device):
-    x = t(np.arange(6.0).reshape(2, 3), device, True)
-    assert x.ravel().grad_fn.name() == "ViewBackward0"
-    m = gpugrad.movedim(t(np.zeros((2, 3, 4)), device), (0, 1), (2, 0))
-    assert m.shape == (3, 4, 2)
-    assert x.movedim(0, 1).grad_fn.name() == "PermuteBackward0"
-    with pytest.raises(RuntimeError, match=re.escape("movedim: Invalid source or destination")):
-        x.movedim((0, 1), 0)
-    a, b = t([1.0, 2.0, 3.0], device, True), t([10.0, 20.0], device)
-    gi, gj = gpugrad.meshgrid(a, b, indexing="ij")
-    assert gi.shape == (3, 2) and to_numpy(gj).tolist() == [[10.0, 20.0]] * 3
-    gx, gy = gpugrad.meshgrid(a, b, indexing="xy")
-    assert gx.shape == (2, 3) and to_numpy(gx).tolist() == [[1.0, 2.0, 3.0]] * 2
-    assert gi.grad_fn.name() == "ExpandBackward0"
-    gi.sum().backward()
-    assert to_numpy(a.grad).tolist() == [2.0, 2.0, 2.0]
-    with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
-        gpugrad.meshgrid(a, b)
-    p, q = gpugrad.broadcast_tensors(x, t([1.0, 2.0, 3.0], device))
-    assert p is x and q.shape == (2, 3) and q.grad_fn is None
-
-
 def test_masked_select_and_nonzero(device):
     x = t([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], device, True)
     m = x.masked_select(x > 0)
@@ -196,77 +127,171 @@ def test_masked_select_and_nonzero(device):
         x.masked_select(t([1.0], device))
 
 
-def test_bernoulli_and_multinomial_draw_from_the_right_distribution(device):
-    gpugrad.manual_seed(3)
-    probs = t(np.full(20000, 0.3), device)
-    draws = gpugrad.bernoulli(probs)
-    assert set(np.unique(to_numpy(draws))) <= {0.0, 1.0} and draws.dtype == gpugrad.float64
-    assert abs(to_numpy(draws).mean() - 0.3) < 0.02
-    counts = np.bincount(to_numpy(gpugrad.multinomial(t([1.0, 2.0, 7.0], device), 20000, True)),
-                         minlength=3) / 20000
-    np.testing.assert_allclose(counts, [0.1, 0.2, 0.7], atol=0.02)
-    firsts = np.bincount(to_numpy(gpugrad.multinomial(
-        t(np.tile([1.0, 1.0, 0.0, 5.0], (4000, 1)), device), 2))[:, 0], minlength=4) / 4000
-    np.testing.assert_allclose(firsts, [1 / 7, 1 / 7, 0.0, 5 / 7], atol=0.03)
-    rows = to_numpy(gpugrad.multinomial(t(np.ones((50, 4)), device), 4))
-    assert all(sorted(r) == [0, 1, 2, 3] for r in rows)   # without replacement: a permutation
-    r = gpugrad.randint_like(t(np.zeros(1000), device), 3, 6)
-    assert set(np.unique(to_numpy(r))) == {3.0, 4.0, 5.0} and r.dtype == gpugrad.float64
-    with pytest.raises(RuntimeError, match=re.escape(
-            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.")):
-        gpugrad.bernoulli(t([1.5], device))
-    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
-        gpugrad.multinomial(t([1.0, 1.0], device), 3)
-    with pytest.raises(RuntimeError, match="not enough non-negative category to sample"):
-        gpugrad.multinomial(t([1.0, 0.0, 0.0], device), 2)
-    with pytest.raises(RuntimeError, match="probability tensor contains either"):
-        gpugrad.multinomial(t([1.0, -1.0], device), 1)
+def test_fill_diagonal(device):
+    x = gpugrad.zeros(3, 4, device=device)
+    assert x.fill_diagonal_(2.0) is x
+    assert x.tolist() == [[2.0, 0, 0, 0], [0, 2.0, 0, 0], [0, 0, 2.0, 0]]
+    tall = gpugrad.zeros(7, 3, device=device).fill_diagonal_(1.0, wrap=True)
+    assert to_numpy(tall).sum(axis=1).tolist() == [1, 1, 1, 0, 1, 1, 1]
+    with pytest.raises(RuntimeError, match="all dimensions of input must be of equal length"):
+        gpugrad.zeros(2, 3, 4, device=device).fill_diagonal_(1.0)
+    # with grad: the diagonal's gradient is cut, the rest passes through
+    w = gpugrad.ones(2, 2, device=device, requires_grad=True)
+    v = w * 1
+    v.fill_diagonal_(0.0)
+    v.sum().backward()
+    assert w.grad.tolist() == [[0.0, 1.0], [1.0, 0.0]]
 
 
-def test_values_indices_results_print_as_pytorchs_return_types():
-    x = t([[1.0, 3.0], [2.0, 0.0]])
-    r = x.max(1)
-    assert repr(r) == ("gpugrad.return_types.max(\nvalues=tensor([3., 2.], "
-                       "dtype=gpugrad.float64),\nindices=tensor([1, 0]))")
-    assert type(x.topk(1)).__name__ == "topk" and type(x.sort()).__name__ == "sort"
-    values, indices = x.min(0)   # still a tuple
-    assert values.tolist() == [1.0, 0.0] and indices.tolist() == [0, 1] and r[0] is r.values
+def x3(device, requires_grad=False):
+    return gpugrad.arange(60.0, device=device).reshape(3, 4, 5).requires_grad_(requires_grad)
 
 
-def test_shape_errors_of_the_new_ops_are_pytorchs(device):
-    a, b, c = t(np.ones((2, 3)), device), t(np.ones(4), device), t(np.ones(3), device)
-    mask4 = gpugrad.tensor(np.ones(4, dtype=bool), device=device)
-    for call, (x, y) in [
-            (lambda: gpugrad.atan2(a, b), (3, 4)), (lambda: gpugrad.lerp(a, b, 0.5), (3, 4)),
-            (lambda: gpugrad.addcmul(a, b, c), (3, 4)), (lambda: a.masked_select(mask4), (4, 3)),
-            (lambda: a.masked_fill(mask4, 1.0), (4, 3))]:
-        with pytest.raises(RuntimeError, match=re.escape(
-                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                "non-singleton dimension 1")):
-            call()
+def grad_fn_chain(t):
+    names, fn = [], t.grad_fn
+    while fn is not None and fn.name() != "MulBackward0":
+        names.append(fn.name())
+        fn = fn.next_functions[0][0]
+    return names
 
 
-def test_trace_diag_median_and_moments(device):
-    x = t(np.arange(12.0).reshape(3, 4), device, True)
-    assert gpugrad.trace(x).item() == 0.0 + 5.0 + 10.0
-    assert to_numpy(gpugrad.diag(x, 1)).tolist() == [1.0, 6.0, 11.0]
-    assert to_numpy(x.diag(-1)).tolist() == [4.0, 9.0]
-    d = gpugrad.diag(t([1.0, 2.0], device, True), 1)
-    assert to_numpy(d).tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]
-    m = t([[3.0, 1.0, 2.0, 0.0], [5.0, 4.0, 7.0, 6.0]], device, True)
-    assert m.median().item() == 3.0   # the lower of the two middle values, as PyTorch
-    r = m.median(1)
-    assert type(r).__name__ == "median" and to_numpy(r.values).tolist() == [1.0, 5.0]
-    assert to_numpy(r.indices).tolist() == [1, 0]
-    assert m.median(1, keepdim=True).values.shape == (2, 1)
-    r.values.sum().backward()
-    assert to_numpy(m.grad).tolist() == [[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]]
-    s, mu = gpugrad.std_mean(m, 1)
-    np.testing.assert_allclose(to_numpy(s), np.std(to_numpy(m), 1, ddof=1), rtol=1e-12)
-    np.testing.assert_allclose(to_numpy(mu), [1.5, 5.5])
-    v, mu = gpugrad.var_mean(m)
-    assert v.item() == pytest.approx(np.var(to_numpy(m), ddof=1)) and mu.item() == 3.5
-    with pytest.raises(RuntimeError, match="^trace: expected a matrix, but got tensor with dim 1"):
-        gpugrad.trace(t([1.0], device))
-    with pytest.raises(RuntimeError, match=r"^diag\(\): Supports 1D or 2D tensors. Got 3D"):
-        gpugrad.diag(t(np.ones((2, 2, 2)), device))
+# -- an int beside an index array: PyTorch selects first -------------------------------------------
+@pytest.mark.parametrize("index, shape, first", [
+    ((1, slice(None), [0, 2]), (4, 2), [20.0, 22.0, 25.0, 27.0]),
+    (([0, 1], slice(None), 1), (2, 4), [1.0, 6.0, 11.0, 16.0]),
+    ((slice(None), 1, [0, 2]), (3, 2), [5.0, 7.0, 25.0, 27.0]),
+    (([0], 1, [0]), (1,), [5.0]),
+    ((1, slice(None), True), (4, 1, 5), [20.0, 21.0, 22.0, 23.0]),
+    ((None, 1, slice(None), [0, 1]), (1, 4, 2), [20.0, 21.0, 25.0, 26.0]),
+])
+def test_int_beside_index_array_selects_first(device, index, shape, first):
+    x = x3(device)
+    for idx in (index, tuple(gpugrad.tensor(i, device=device) if isinstance(i, list) else i
+                             for i in index)):
+        y = x[idx]
+        assert tuple(y.shape) == shape
+        assert to_numpy(y).reshape(-1)[:4].tolist() == first
+
+
+def test_int_beside_index_array_setitem_and_gradient(device):
+    x = x3(device).clone()
+    x[1, :, [0, 2]] = -1.0
+    assert to_numpy((x < 0).nonzero()).tolist()[:4] == [[1, 0, 0], [1, 0, 2], [1, 1, 0], [1, 1, 2]]
+    x = x3(device).clone()
+    x[1, :, [0, 2]] = gpugrad.arange(8.0, device=device).reshape(4, 2) + 100
+    assert to_numpy(x[1, 1]).tolist() == [102.0, 26.0, 103.0, 28.0, 29.0]
+    leaf = x3(device, requires_grad=True)
+    y = leaf * 1
+    z = y[1, :, [0, 2]]
+    assert grad_fn_chain(z) == ["IndexBackward0", "SelectBackward0"]
+    (z * gpugrad.arange(8.0, device=device).reshape(4, 2)).sum().backward()
+    g = to_numpy(leaf.grad)
+    assert g[1, :, 0].tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert g[1, :, 2].tolist() == [1.0, 3.0, 5.0, 7.0]
+    assert g.sum() == 28.0
+    w = x3(device, requires_grad=True) * 1
+    w[[0], 1, [0]] = gpugrad.tensor([7.0], device=device)
+    assert w.grad_fn.name() == "torch::autograd::CopySlices"
+    w.sum().backward()
+
+
+# -- index dtypes and forms ------------------------------------------------------------------------
+def test_uint8_index_is_a_deprecated_mask(device):
+    x = gpugrad.arange(3.0, device=device)
+    with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+        y = x[gpugrad.tensor([1, 0, 1], dtype=gpugrad.uint8, device=device)]
+    assert to_numpy(y).tolist() == [0.0, 2.0]
+    assert UINT8_WARNING == ("indexing with dtype torch.uint8 is now deprecated, please use a "
+                             "dtype torch.bool instead.")
+    for dtype in (gpugrad.int8, gpugrad.int16, gpugrad.float32):
+        with pytest.raises(IndexError, match="^tensors used as indices must be long, int, byte "
+                                             "or bool tensors$"):
+            x[gpugrad.tensor([0, 1], dtype=dtype, device=device)]
+    assert to_numpy(x[gpugrad.tensor([2, 0], dtype=gpugrad.int32, device=device)]).tolist() == [
+        2.0, 0.0]
+
+
+def test_list_of_lists_is_a_tuple_of_indices():
+    x = gpugrad.arange(12.0).reshape(3, 4)
+    with pytest.warns(UserWarning) as record:
+        y = x[[[0, 1], [1, 2]]]
+    assert str(record[0].message) == SEQUENCE_WARNING
+    assert SEQUENCE_WARNING.startswith("Using a non-tuple sequence for multidimensional indexing")
+    assert y.tolist() == [1.0, 6.0]
+    with pytest.warns(UserWarning):
+        assert tuple(x[[[0, 1]]].shape) == (2, 4)
+        assert x[[0, [1, 2]]].tolist() == [1.0, 2.0]
+        assert tuple(gpugrad.arange(4.0)[[gpugrad.tensor(1)]].shape) == ()
+        assert tuple(x[[None, 0]].shape) == (1, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tuple(x[[0, 1]].shape) == (2, 4)                       # plain ints: one index
+        assert tuple(gpugrad.arange(40.0)[[[0]] * 33].shape) == (33, 1)  # 32 or more: one index
+    with pytest.warns(UserWarning), pytest.raises(IndexError, match="^too many indices for "
+                                                                    "tensor of dimension 2$"):
+        x[[[0, 1], [1, 2], [0, 0]]]
+
+
+def test_negative_and_zero_steps_raise(device):
+    x = gpugrad.arange(5, device=device)
+    for bad in (slice(None, None, -1), slice(4, 0, -2)):
+        with pytest.raises(ValueError, match="^step must be greater than zero$"):
+            x[bad]
+        with pytest.raises(ValueError, match="^step must be greater than zero$"):
+            x[bad] = 0
+    with pytest.raises(ValueError, match="^slice step cannot be zero$"):
+        x[::0]
+    assert to_numpy(x[::2]).tolist() == [0, 2, 4]
+
+
+def test_empty_list_index_selects_nothing(device):
+    x = gpugrad.arange(6.0, device=device).reshape(2, 3)
+    assert tuple(x[[]].shape) == (0, 3) and x[[]].dtype == gpugrad.float32
+    assert tuple(x[:, []].shape) == (2, 0)
+    assert tuple(gpugrad.arange(5.0, device=device)[[]].shape) == (0,)
+    y = x.clone()
+    y[[]] = 5.0
+    assert to_numpy(y).sum() == 15.0
+    with pytest.raises(IndexError, match="^tensors used as indices must be long"):
+        x[gpugrad.tensor([], device=device)]
+
+
+def test_several_ellipses_each_stand_for_the_unnamed_dims(device):
+    x = x3(device)
+    assert to_numpy(x[..., 1, ...]).tolist() == to_numpy(x[:, :, 1]).tolist()
+    assert tuple(x[..., ...].shape) == (3, 4, 5)
+    assert tuple(x[..., None, ...].shape) == (3, 4, 5, 1)
+    assert tuple(x[..., [0, 1], ...].shape) == (3, 4, 2)
+    y = x.clone()
+    y[..., 1, ...] = -1.0
+    assert int((y < 0).sum()) == 12 and to_numpy(y[:, :, 1]).max() == -1.0
+
+
+def test_full_slices_with_grad_are_an_alias():
+    x = gpugrad.ones(2, 3, requires_grad=True) * 1
+    assert x[:, :].grad_fn.name() == "AliasBackward0"
+    assert x[:, ...].grad_fn.name() == "AliasBackward0"
+    assert x[:].grad_fn.name() == "SliceBackward0"
+
+
+def test_index_errors_in_pytorch_words():
+    x = gpugrad.arange(60.0).reshape(3, 4, 5)
+    with pytest.raises(IndexError, match=r"^too many indices for tensor of dimension 3$"):
+        x[1, 2, 3, 4]
+    with pytest.raises(IndexError, match=r"^shape mismatch: indexing tensors could not be "
+                                         r"broadcast together with shapes \[2\], \[3\]$"):
+        x[[0, 1], [0, 1, 2]]
+    with pytest.raises(IndexError, match=r"^The shape of the mask \[2\] at index 0 does not "
+                                         r"match the shape of the indexed tensor \[3, 4, 5\] at "
+                                         r"index 0$"):
+        x[gpugrad.tensor([True, False])]
+
+
+def test_contains_compares_every_entry(device):
+    t = gpugrad.arange(6.0, device=device).reshape(2, 3)
+    assert 3.0 in t and 7.0 not in t and gpugrad.tensor(3.0, device=device) in t
+    assert True in gpugrad.tensor([True], device=device)
+    for bad in ("a", [1], None):
+        with pytest.raises(RuntimeError, match=r"^Tensor.__contains__ only supports Tensor or "
+                                               r"scalar, but you passed in a <class '"):
+            bad in t  # noqa: B015

@@ -1,5 +1,5 @@
 """Bad input to everyday tensor ops fails as in PyTorch (same exception type, same message), and
-integer / bool tensors follow PyTorch's rules. Expected messages and values are literal (from
+in-place results the tensor cannot hold are refused. Expected messages are literal (from
 PyTorch 2.13); a final test replays the same snippets under PyTorch (skipped without it)."""
 from __future__ import annotations
 
@@ -291,74 +291,6 @@ def test_setitem_errors():
     raises(RuntimeError, "shape mismatch: value tensor of shape [3, 4] cannot be broadcast to "
            "indexing result of shape [2, 4]",
            lambda: put(F(3, 4), gpugrad.tensor([0, 1]), F(3, 4)))
-
-
-# -- integer and bool semantics ----------------------------------------------------------------
-A = [-7, -3, 0, 3, 7]
-B = [2, 2, 3, -2, -3]
-
-
-@pytest.mark.parametrize("snippet,dtype,expected", [
-    ("a / b", "float32", [-3.5, -1.5, 0.0, -1.5, -2.3333332538604736]),
-    ("a // b", "int64", [-4, -2, 0, -2, -3]),
-    ("a % b", "int64", [1, 1, 0, -1, -2]),
-    ("a % -3", "int64", [-1, 0, 0, 0, -2]),
-    ("torch.fmod(a, b)", "int64", [-1, -1, 0, 1, 1]),
-    ("torch.div(a, b, rounding_mode='trunc')", "int64", [-3, -1, 0, -1, -2]),
-    ("torch.div(a, b, rounding_mode='floor')", "int64", [-4, -2, 0, -2, -3]),
-    ("torch.div(a, b, rounding_mode=None)", "float32",
-     [-3.5, -1.5, 0.0, -1.5, -2.3333332538604736]),
-    ("a.abs()", "int64", [7, 3, 0, 3, 7]),
-    ("a.sign()", "int64", [-1, -1, 0, 1, 1]),
-    ("a.clamp(-2, 2)", "int64", [-2, -2, 0, 2, 2]),
-    ("a * 2.5", "float32", [-17.5, -7.5, 0.0, 7.5, 17.5]),
-    ("a < torch.tensor([1.5] * 5)", "bool", [True, True, True, False, False]),
-    ("~a", "int64", [6, 2, -1, -4, -8]),
-    ("a & 6", "int64", [0, 4, 0, 2, 6]),
-    ("torch.tensor([True, False] * 2 + [True]) & a", "int64", [1, 0, 0, 0, 1]),
-    ("torch.tensor([True, False]) & torch.tensor([True, True])", "bool", [True, False]),
-    ("~torch.tensor([True, False])", "bool", [False, True]),
-    ("torch.tensor([True, False]) + torch.tensor([True, True])", "bool", [True, True]),
-    ("torch.tensor([True, False]) + 1", "int64", [2, 1]),
-])
-def test_integer_and_bool_arithmetic(snippet, dtype, expected):
-    y = eval(snippet, {"torch": gpugrad, "a": gpugrad.tensor(A), "b": gpugrad.tensor(B)})
-    assert y.dtype == np.dtype(dtype)
-    assert values(y) == expected
-
-
-def test_integer_reductions_and_dtypes():
-    i32 = gpugrad.tensor([1, 2], dtype=gpugrad.int32)
-    assert i32.sum().dtype == I64
-    s = i32.sum(dtype=gpugrad.int32)
-    assert s.dtype == gpugrad.int32 and s.item() == 3
-    assert gpugrad.tensor([[1, 2]], dtype=gpugrad.int16).sum(1, dtype=gpugrad.int16).dtype == \
-        gpugrad.int16
-    assert gpugrad.tensor([1.0, 5, 2]).argmax().dtype == I64
-    assert gpugrad.arange(5).dtype == I64
-    r = gpugrad.arange(0, 1, 0.1)
-    assert r.dtype == gpugrad.float32 and len(r) == 10
-    assert values(gpugrad.arange(0, 3, 1.5, dtype=I64)) == [0, 1, 2]
-    assert values(gpugrad.arange(0.5, 3.7, dtype=I64)) == [0, 1, 2]
-    assert values(gpugrad.arange(-0.5, 3, dtype=gpugrad.int32)) == [0, 1, 2, 3]
-    assert gpugrad.full((2,), 3).dtype == I64
-    assert gpugrad.full((2,), True).dtype == gpugrad.bool
-    assert gpugrad.linspace(0, 10, 5, dtype=I64).dtype == I64
-    with pytest.raises(RuntimeError, match=re.escape("mean(): could not infer output dtype.")):
-        gpugrad.tensor([1, 2]).mean()
-
-
-def test_shape_results_that_pytorch_allows():
-    assert values(gpugrad.arange(4.0).tile(2)) == [0.0, 1.0, 2.0, 3.0] * 2
-    assert [p.shape[0] for p in gpugrad.ones(0).chunk(2)] == [0, 0]
-    assert [p.shape[0] for p in gpugrad.ones(0).split(0)] == [0]
-    assert values(gpugrad.arange(5.0).narrow(0, -2, 2)) == [3.0, 4.0]
-    assert gpugrad.tensor(1.0).flatten(0, -1).shape == (1,)
-    assert gpugrad.tensor(1.0).transpose(0, -1).shape == ()
-    assert gpugrad.tensor(1.0).mT.shape == ()
-    assert gpugrad.ones(2, 1, 2, 3).matmul(F(3, 3, 5)).shape == (2, 3, 2, 5)
-    assert gpugrad.ones(1, 3).expand(2, -1).shape == (2, 3)
-    assert gpugrad.ones(2, 3).permute([0, 1]).shape == (2, 3)
 
 
 def test_matmul_errors_keep_gradients_working():

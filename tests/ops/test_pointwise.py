@@ -1,9 +1,10 @@
-"""More of PyTorch's top-level functions and Tensor methods: pointwise functions and their
-in-place forms, comparisons and logic, shape, scatter and integration functions; values,
-gradients and PyTorch's messages (creation, runtime and the oracle: the _api file)."""
+"""Pointwise ops: inverse hyperbolic and the other elementwise functions, their in-place and
+top-level forms, comparisons and logic, rounding, bitwise ops, fmax / fmin, the ops of
+ops/misc.py (hypot, xlogy, fmod ...); values, gradients, node names and PyTorch's messages."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -11,6 +12,223 @@ from conftest import tensor, to_numpy
 
 import gpugrad
 from gpugrad.autograd import gradcheck, gradgradcheck
+
+
+def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
+    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
+                          requires_grad=requires_grad)
+
+
+def idx(data, device="cpu"):
+    return gpugrad.tensor(np.asarray(data), device=device)
+
+
+def raises(kind, message, call):
+    with pytest.raises(kind, match="^" + re.escape(message)):
+        call()
+
+
+# -- misc ----------------------------------------------------------------------------------------
+def test_misc_exact_values(device):
+    x = t([[1.0, 2.0, 3.0], [4.0, 0.0, 6.0]], device)
+    assert to_numpy(x.cumprod(1)).tolist() == [[1.0, 2.0, 6.0], [4.0, 0.0, 0.0]]
+    big = gpugrad.logcumsumexp(t([0.0, 1000.0, 1000.0], device), 0)
+    np.testing.assert_allclose(to_numpy(big), [0.0, 1000.0, 1000.0 + math.log(2.0)],
+                               rtol=1e-15)
+    assert to_numpy(gpugrad.diff(x)).tolist() == [[1.0, 1.0], [-4.0, 6.0]]
+    assert to_numpy(x.diff(dim=0, append=t([[0.0, 0.0, 0.0]], device))).tolist() == \
+        [[3.0, -2.0, 3.0], [-4.0, 0.0, -6.0]]
+    assert gpugrad.diff(idx([True, False, False], device)).tolist() == [True, False]
+    assert gpugrad.tile(x, (2,)).shape == (2, 6) and x.tile((2, 1, 1)).shape == (2, 2, 3)
+    assert [p.shape[0] for p in gpugrad.tensor_split(t(np.arange(7.0), device), 3)] == [3, 2, 2]
+    assert [p.shape[0] for p in t(np.arange(7.0), device).tensor_split([1, 5, 9])] == \
+        [1, 4, 2, 0]
+    assert [p.shape[0] for p in gpugrad.tensor_split(t(np.arange(7.0), device),
+                                                     idx([2, 3], device))] == [2, 1, 4]
+    assert to_numpy(gpugrad.rot90(x)).tolist() == [[3.0, 6.0], [2.0, 0.0], [1.0, 4.0]]
+    assert to_numpy(x.rot90(-1)).tolist() == [[4.0, 1.0], [0.0, 2.0], [6.0, 3.0]]
+    assert to_numpy(gpugrad.fliplr(x)).tolist() == [[3.0, 2.0, 1.0], [6.0, 0.0, 4.0]]
+    assert to_numpy(x.flipud()).tolist() == [[4.0, 0.0, 6.0], [1.0, 2.0, 3.0]]
+    assert to_numpy(gpugrad.clamp_min(x, 2.0)).tolist() == [[2.0, 2.0, 3.0], [4.0, 2.0, 6.0]]
+    assert to_numpy(x.clamp_max(2.0)).tolist() == [[1.0, 2.0, 2.0], [2.0, 0.0, 2.0]]
+    assert to_numpy(gpugrad.hypot(t([3.0, 5.0], device), t([4.0, 12.0], device))).tolist() == \
+        [5.0, 13.0]
+    assert gpugrad.logaddexp(t([0.0], device), t([0.0], device)).item() == math.log(2.0)
+    np.testing.assert_array_equal(
+        to_numpy(gpugrad.xlogy(t([0.0, 0.0, 2.0], device), t([0.0, np.nan, 1.0], device))),
+        [0.0, np.nan, 0.0])
+    assert gpugrad.xlogy(idx([3, 0], device), idx([4, 0], device)).dtype == gpugrad.float32
+    assert to_numpy(gpugrad.fmod(t([-3.0, 3.0], device), 2)).tolist() == [-1.0, 1.0]
+    assert to_numpy(gpugrad.remainder(t([-3.0, 3.0], device), 2)).tolist() == [1.0, 1.0]
+    assert to_numpy(t([-3.0, 3.0], device) % -2).tolist() == [-1.0, -1.0]
+    assert (idx([7, -7], device) % 3).tolist() == [1, 2]
+    special = t([np.nan, np.inf, -np.inf, 1.0], device)
+    assert to_numpy(gpugrad.nan_to_num(special)).tolist() == [0.0, np.finfo(np.float64).max,
+                                                              -np.finfo(np.float64).max, 1.0]
+    assert to_numpy(special.nan_to_num(1.0, 2.0, 3.0)).tolist() == [1.0, 2.0, 3.0, 1.0]
+    nans = t([[np.nan, 1.0], [2.0, 4.0]], device)
+    assert gpugrad.nansum(nans).item() == 7.0
+    assert to_numpy(nans.nanmean(1)).tolist() == [1.0, 3.0]
+    assert np.isnan(gpugrad.nanmean(t([np.nan], device)).item())
+    assert gpugrad.unflatten(t(np.zeros((2, 6)), device), 1, (3, -1)).shape == (2, 3, 2)
+    assert to_numpy(x.take(idx([[0, -1], [5, 2]], device))).tolist() == [[1.0, 6.0],
+                                                                           [6.0, 3.0]]
+    assert np.isnan(gpugrad.logdet(t([[1.0, 2.0], [3.0, 4.0]], device)).item())
+    assert gpugrad.logdet(t([[1.0, 2.0], [2.0, 4.0]], device)).item() == -math.inf
+    assert t([[2.0, 0.0], [0.0, 4.0]], device).logdet().item() == pytest.approx(math.log(8.0))
+
+
+def test_cumprod_gradient_is_exact_at_zeros(device):
+    x = t([2.0, 0.0, 3.0, 0.0], device, True)
+    x.cumprod(0).sum().backward()
+    # y = [x0, x0 x1, x0 x1 x2, x0 x1 x2 x3]; only x1's zero is alone in the products it leaves
+    assert to_numpy(x.grad).tolist() == [1.0, 2.0 + 6.0, 0.0, 0.0]
+
+
+def test_misc_in_place_forms(device):
+    a = t([3.0, -5.0], device, True)
+    b = t([4.0, 12.0], device, True)
+    y = a * 1
+    assert y.hypot_(b) is y and y.grad_fn.name() == "HypotBackward0"
+    assert to_numpy(y).tolist() == [5.0, 13.0]
+    y.sum().backward()
+    np.testing.assert_allclose(to_numpy(a.grad), [3 / 5, -5 / 13], rtol=1e-15)
+    np.testing.assert_allclose(to_numpy(b.grad), [4 / 5, 12 / 13], rtol=1e-15)
+    c = t([1.0, 2.0, 0.0], device, True)
+    z = c * 1
+    z.cumprod_(0).sum().backward()   # the self cumprod_ reads is the value before the write
+    assert to_numpy(c.grad).tolist() == [3.0, 1.0, 2.0]
+    d = t([1.0, 2.0], device)
+    d.logaddexp_(t([1.0, 2.0], device)).xlogy_(t([1.0, 1.0], device))
+    assert to_numpy(d).tolist() == [0.0, 0.0]
+    e = t([5.0, -3.0], device)
+    other = t([2.0, 2.0], device, True)
+    e.fmod_(other)   # self needs no grad, other does: recorded
+    assert e.grad_fn.name() == "FmodBackward1" and to_numpy(e).tolist() == [1.0, -1.0]
+    e.sum().backward()
+    assert to_numpy(other.grad).tolist() == [-2.0, 1.0]
+    f = t([5.0, -3.0], device).clamp_min_(other)
+    assert f.grad_fn.name() == "ClampBackward0" and to_numpy(f).tolist() == [5.0, 2.0]
+
+
+def test_misc_errors_are_pytorchs(device):
+    x = t(np.ones((2, 3)), device)
+    cases = [
+        (RuntimeError, "Input must be >= 2-d.", lambda: gpugrad.fliplr(t([1.0], device))),
+        (RuntimeError, "Input must be >= 1-d.", lambda: gpugrad.flipud(t(1.0, device))),
+        (RuntimeError, "expected total dims >= 2, but got total dims = 1",
+         lambda: gpugrad.rot90(t([1.0], device))),
+        (RuntimeError, "expected rotation dims to be different, but got dim0 = 0 and dim1 = 0",
+         lambda: x.rot90(1, (0, 0))),
+        (RuntimeError, "expected total rotation dims == 2, but got dims = 3",
+         lambda: x.rot90(1, (0, 1, 1))),
+        (RuntimeError, "diff expects input to be at least one-dimensional",
+         lambda: gpugrad.diff(t(1.0, device))),
+        (RuntimeError, "diff expects prepend or append to be the same dimension as input",
+         lambda: gpugrad.diff(x, prepend=t([1.0], device))),
+        (RuntimeError, "order must be non-negative but got -1", lambda: x.diff(-1)),
+        (RuntimeError, "number of sections must be larger than 0, got 0",
+         lambda: x.tensor_split(0)),
+        (RuntimeError, "tensor_split expected at least a 1-dimensional tensor, but got a tensor "
+                       "with 0 dims", lambda: gpugrad.tensor_split(t(1.0, device), 2)),
+        (RuntimeError, "tensor_split expected tensor_indices_or_sections to have dtype of long, "
+                       "but got Float",
+         lambda: x.tensor_split(t([1.0], device, dtype=gpugrad.float32))),
+        (RuntimeError, "nanmean(): expected input to have floating point or complex dtype but "
+                       "got Long", lambda: gpugrad.nanmean(idx([1, 2], device))),
+        (RuntimeError, "unflatten: Provided sizes [4, -1] don't multiply up to the size of dim 1 "
+                       "(3) in the input tensor", lambda: x.unflatten(1, (4, -1))),
+        (RuntimeError, "diagonal dimensions cannot be identical 1, 1",
+         lambda: x.diagonal(0, 1, 1)),
+        (IndexError, "out of range: tried to access index -7 on a tensor of 6 elements.",
+         lambda: gpugrad.take(x, idx([0, -7], device))),
+        (RuntimeError, "take(): Expected a long tensor for index, but got Int",
+         lambda: x.take(idx([0], device).int())),
+        (IndexError, "select(): index 7 out of range for tensor of size [2, 3] at dimension 1",
+         lambda: x.select(1, 7)),
+        (IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)",
+         lambda: x.select(2, 0)),
+    ]
+    for kind, message, call in cases:
+        raises(kind, message, call)
+
+
+NODES = [
+    ("ScatterBackward0", lambda x: x.scatter(0, idx([[0, 1]]), x)),
+    ("ScatterBackward1", lambda x: gpugrad.scatter(x, 0, idx([[0, 1]]), value=1.0)),
+    ("ScatterAddBackward0", lambda x: x.scatter_add(1, idx([[1, 1]]), x)),
+    ("ScatterReduceBackward0", lambda x: x.scatter_reduce(1, idx([[1, 1]]), x, "amin")),
+    ("IndexAddBackward0", lambda x: x.index_add(1, idx([1, 0]), x)),
+    ("IndexFillBackward0", lambda x: x.index_fill(1, idx([1]), 0.0)),
+    ("IndexCopyBackward0", lambda x: x.index_copy(1, idx([1, 0]), x)),
+    ("GatherBackward0", lambda x: x.take_along_dim(idx([[1, 1]]), 1)),
+    ("LinalgInvExBackward0", lambda x: gpugrad.linalg.inv(x)),
+    ("LinalgDetBackward0", lambda x: x.det()),
+    ("LinalgSlogdetBackward0", lambda x: gpugrad.linalg.slogdet(x).logabsdet),
+    ("LinalgSolveExBackward0", lambda x: gpugrad.linalg.solve(x, x)),
+    ("LinalgCholeskyExBackward0", lambda x: gpugrad.linalg.cholesky(x @ x.mT)),
+    ("LinalgSvdBackward0", lambda x: gpugrad.linalg.svdvals(x)),
+    ("LinalgVectorNormBackward0", lambda x: gpugrad.linalg.norm(x)),
+    ("CumprodBackward0", lambda x: x.cumprod(0)),
+    ("LogcumsumexpBackward0", lambda x: x.logcumsumexp(1)),
+    ("HypotBackward0", lambda x: gpugrad.hypot(x, x)),
+    ("LogaddexpBackward0", lambda x: gpugrad.logaddexp(x, x)),
+    ("XlogyBackward0", lambda x: gpugrad.xlogy(x, x)),
+    ("XlogyBackward1", lambda x: gpugrad.xlogy(2.0, x)),
+    ("XlogyBackward2", lambda x: gpugrad.xlogy(x, 2.0)),
+    ("FmodBackward0", lambda x: gpugrad.fmod(x, 2.0)),
+    ("FmodBackward1", lambda x: gpugrad.fmod(x, x)),
+    ("RemainderBackward0", lambda x: x % 2),
+    ("RemainderBackward1", lambda x: x.remainder(x)),
+    ("NanToNumBackward0", lambda x: x.nan_to_num()),
+    ("NansumBackward0", lambda x: x.nansum(0)),
+    ("DiagonalBackward0", lambda x: x.diagonal()),
+    ("SelectBackward0", lambda x: x.select(0, 1)),
+    ("RepeatBackward0", lambda x: x.tile((2,))),
+]
+
+
+@pytest.mark.parametrize("name, call", NODES, ids=[n for n, _ in NODES])
+def test_node_names_are_pytorchs(name, call):
+    x = t([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    assert call(x).grad_fn.name() == name
+
+
+def _grad(fn, *inputs):
+    fn(*inputs).sum().backward()
+    return [to_numpy(t.grad) for t in inputs]
+
+
+def test_fmax_fmin_ignore_nan(device):
+    a = tensor([1.0, NAN, 3.0, NAN], device, requires_grad=True)
+    b = tensor([2.0, 1.0, NAN, NAN], device, requires_grad=True)
+    np.testing.assert_array_equal(to_numpy(gpugrad.fmax(a, b)), [2, 1, 3, NAN])
+    np.testing.assert_array_equal(to_numpy(a.fmin(b)), [1, 1, 3, NAN])
+    ga, gb = _grad(gpugrad.fmax, a, b)   # a gets it where a >= b or b is nan (as PyTorch)
+    np.testing.assert_array_equal(ga, [0, 0, 1, 1])
+    np.testing.assert_array_equal(gb, [1, 1, 0, 0])
+
+
+def test_bitwise(device):
+    a = np.array([[5, 3, -2], [12, 7, 1]])
+    ta = tensor(a, device, gpugrad.int64)
+    np.testing.assert_array_equal(to_numpy(gpugrad.bitwise_and(ta, 6)), a & 6)
+    np.testing.assert_array_equal(to_numpy(ta | ta.flip(0)), a | a[::-1])
+    np.testing.assert_array_equal(to_numpy(ta.bitwise_xor(3)), a ^ 3)
+    np.testing.assert_array_equal(to_numpy(~ta), ~a)
+    np.testing.assert_array_equal(to_numpy(ta << 2), a << 2)
+    np.testing.assert_array_equal(to_numpy(gpugrad.bitwise_right_shift(ta, 1)), a >> 1)
+    b = tensor([True, False], device, gpugrad.bool)
+    np.testing.assert_array_equal(to_numpy(gpugrad.bitwise_not(b)), [False, True])
+    np.testing.assert_array_equal(to_numpy(b & tensor([True, True], device, gpugrad.bool)),
+                                  [True, False])
+    t = ta.clone()
+    t.bitwise_and_(1)
+    np.testing.assert_array_equal(to_numpy(t), a & 1)
+    with pytest.raises(NotImplementedError, match="\"bitwise_and_cpu\" not implemented for "
+                                                  "'Float'"):
+        gpugrad.bitwise_and(gpugrad.ones(2), gpugrad.ones(2))
+
 
 NAN, INF = float("nan"), float("inf")
 
@@ -195,202 +413,62 @@ def test_is_nonzero_same_size_signed(device):
     assert not tensor([1], device, gpugrad.uint8).is_signed()
 
 
-# -- shape, indexing, scatters --------------------------------------------------------------------
-def test_tri_indices_and_unravel(device):
-    got = gpugrad.tril_indices(3, 4, 1, device=device)
-    assert got.dtype == gpugrad.int64
-    np.testing.assert_array_equal(to_numpy(got), np.stack(np.tril_indices(3, 1, 4)))
-    np.testing.assert_array_equal(to_numpy(gpugrad.triu_indices(4, 3, -1)),
-                                  np.stack(np.triu_indices(4, -1, 3)))
-    with pytest.raises(NotImplementedError, match="\"tril_indices\" not implemented for 'Float'"):
-        gpugrad.tril_indices(3, 3, dtype=gpugrad.float32)
-    with pytest.raises(RuntimeError, match="^row must be non-negative, got-1$"):
-        gpugrad.triu_indices(-1, 3)
-    r, c = gpugrad.unravel_index(tensor([4, 7, -1], device, gpugrad.int64), (2, 3))
-    assert r.tolist() == [1, 0, 1] and c.tolist() == [1, 1, 2]
-    with pytest.raises(TypeError, match="expected 'indices' to be integer dtype"):
-        gpugrad.unravel_index(tensor([1.0], device), (2, 3))
-    with pytest.raises(ValueError, match=r"'shape' cannot have negative values, but got \(2, -3\)"):
-        gpugrad.unravel_index(tensor([1], device, gpugrad.int64), (2, -3))
+@pytest.mark.parametrize("name,ref", [("log_", np.log), ("floor_", np.floor), ("ceil_", np.ceil),
+                                      ("trunc_", np.trunc), ("round_", np.round),
+                                      ("sign_", np.sign), ("frac_", lambda a: a - np.trunc(a)),
+                                      ("sin_", np.sin), ("rsqrt_", lambda a: a ** -0.5),
+                                      ("log1p_", np.log1p), ("square_", np.square),
+                                      ("exp2_", np.exp2)])
+def test_in_place_unary(name, ref, device):
+    a = np.array([0.4, 1.5, 2.5, 3.7])
+    t = tensor(a, device)
+    assert getattr(t, name)() is t
+    np.testing.assert_allclose(to_numpy(t), ref(a), rtol=1e-12)
+    assert t._version == 1
 
 
-def test_splits(device):
-    x = tensor(np.arange(24.0).reshape(2, 3, 4), device)
-    assert [t.shape for t in gpugrad.hsplit(x, 3)] == [(2, 1, 4)] * 3
-    assert [t.shape for t in x.vsplit([1])] == [(1, 3, 4), (1, 3, 4)]
-    assert [t.shape for t in gpugrad.dsplit(x, 2)] == [(2, 3, 2)] * 2
-    assert [t.shape for t in gpugrad.hsplit(tensor([1.0, 2.0], device), 2)] == [(1,), (1,)]
-    with pytest.raises(RuntimeError, match="^torch.dsplit attempted to split along dimension 2, "
-                                           "but the size of the dimension 4 is not divisible by "
-                                           "the split_size 3!$"):
-        gpugrad.dsplit(x, 3)
-    with pytest.raises(RuntimeError, match="^torch.vsplit requires a tensor with at least 2 "
-                                           "dimension, but got a tensor with 1 dimensions!$"):
-        gpugrad.vsplit(tensor([1.0], device), 1)
-    parts = gpugrad.split_with_sizes(x, [1, 2], 1)
-    assert [p.shape for p in parts] == [(2, 1, 4), (2, 2, 4)]
-    with pytest.raises(RuntimeError, match=r"split_sizes to sum exactly to 3 \(input tensor's "
-                                           r"size at dimension 1\), but got split_sizes=\[1, 1\]"):
-        x.split_with_sizes([1, 1], 1)
+def test_in_place_unary_records_gradient(device):
+    x = tensor([1.0, 2.0], device, requires_grad=True)
+    y = x * 1
+    y.log_()
+    y.sum().backward()
+    np.testing.assert_allclose(to_numpy(x.grad), [1.0, 0.5])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in "
+                                           "an in-place operation"):
+        x.floor_()
 
 
-def test_products_and_distances(device, rng):
-    a, b = rng.standard_normal((2, 3)), rng.standard_normal((4, 3))
-    ta, tb = tensor(a, device), tensor(b, device)
-    np.testing.assert_allclose(to_numpy(gpugrad.inner(ta, tb)), np.inner(a, b))
-    np.testing.assert_allclose(to_numpy(gpugrad.inner(ta, tensor(2.0, device))), 2 * a)
-    with pytest.raises(RuntimeError, match=r"the last dimension must match on both input tensors "
-                                           r"but got shapes \[2, 3\] and \[2\]"):
-        gpugrad.inner(ta, tensor([1.0, 2.0], device))
-    assert gpugrad.dist(tensor([0.0, 3.0], device), tensor([4.0, 0.0], device)).item() == 5.0
-    assert tensor([1.0, -2.0], device).dist(tensor([0.0, 0.0], device), p=1).item() == 3.0
-    np.testing.assert_array_equal(to_numpy(gpugrad.diagflat(tensor([[1.0, 2.0]], device), 1)),
-                                  np.diagflat([1.0, 2.0], 1))
-    np.testing.assert_array_equal(to_numpy(gpugrad.msort(ta)), np.sort(a, axis=0))
-    np.testing.assert_array_equal(to_numpy(gpugrad.ger(ta[0], tb[0])), np.outer(a[0], b[0]))
-    v = rng.standard_normal(3)
-    np.testing.assert_allclose(to_numpy(gpugrad.vander(tensor(v, device), 4)), np.vander(v, 4))
-    np.testing.assert_allclose(to_numpy(gpugrad.vander(tensor(v, device), increasing=True)),
-                               np.vander(v, increasing=True))
-    with pytest.raises(RuntimeError, match="^x must be a one-dimensional tensor.$"):
-        gpugrad.vander(ta)
+def test_in_place_comparisons(device):
+    t = tensor([1.0, 2.0, 3.0], device)
+    t.ge_(2)
+    np.testing.assert_array_equal(to_numpy(t), [0, 1, 1])
+    assert t.dtype == gpugrad.float64
+    u = tensor([1.0, 2.0, 3.0], device)
+    u.eq_(tensor([1.0, 0.0, 3.0], device))
+    np.testing.assert_array_equal(to_numpy(u), [1, 0, 1])
 
 
-def test_addbmm_addr_and_in_place_products(device, rng):
-    m, b1, b2 = rng.standard_normal((2, 5)), rng.standard_normal((3, 2, 4)), \
-        rng.standard_normal((3, 4, 5))
-    got = gpugrad.addbmm(tensor(m, device), tensor(b1, device), tensor(b2, device), beta=0.5,
-                         alpha=2.0)
-    np.testing.assert_allclose(to_numpy(got), 0.5 * m + 2.0 * np.einsum("bij,bjk->ik", b1, b2))
-    v1, v2 = rng.standard_normal(2), rng.standard_normal(5)
-    t = tensor(m, device)
-    assert t.addr_(tensor(v1, device), tensor(v2, device), alpha=3.0) is t
-    np.testing.assert_allclose(to_numpy(t), m + 3.0 * np.outer(v1, v2))
-    nan_in = tensor(np.full((2, 5), NAN), device)
-    clean = gpugrad.addr(nan_in, tensor(v1, device), tensor(v2, device), beta=0)
-    np.testing.assert_allclose(to_numpy(clean), np.outer(v1, v2))   # beta=0 ignores nan
-    with pytest.raises(RuntimeError, match="^addr: Expected 1-D argument vec1, but got 2-D$"):
-        gpugrad.addr(nan_in, tensor(m, device), tensor(v2, device))
-    s = tensor(m, device)
-    s.addmm_(tensor(b1[0], device), tensor(b2[0], device), beta=2.0)
-    np.testing.assert_allclose(to_numpy(s), 2.0 * m + b1[0] @ b2[0])
-    u = tensor(m[0], device)
-    u.addmv_(tensor(b2[0].T, device), tensor(b1[0, 0], device))
-    np.testing.assert_allclose(to_numpy(u), m[0] + b2[0].T @ b1[0, 0])
+def test_in_place_compound(device):
+    t = tensor([1.0, 2.0], device)
+    t.lerp_(tensor([3.0, 6.0], device), 0.5)
+    np.testing.assert_array_equal(to_numpy(t), [2, 4])
+    t.addcmul_(tensor([1.0, 2.0], device), tensor([3.0, 4.0], device), value=2)
+    np.testing.assert_array_equal(to_numpy(t), [8, 20])
+    t.addcdiv_(tensor([4.0, 5.0], device), tensor([2.0, 10.0], device))
+    np.testing.assert_array_equal(to_numpy(t), [10, 20.5])
+    t.cumsum_(0)
+    np.testing.assert_array_equal(to_numpy(t), [10, 30.5])
 
 
-def test_scatter_functions_values(device):
-    x = gpugrad.zeros(3, 3, dtype=gpugrad.float64, device=device)
-    got = gpugrad.select_scatter(x, tensor([1.0, 2.0, 3.0], device), 1, -1)
-    assert got.tolist() == [[0, 0, 1], [0, 0, 2], [0, 0, 3]] and x.sum().item() == 0
-    got = x.slice_scatter(tensor(np.ones((3, 2)), device), 1, 0, 3, 2)
-    assert got.tolist() == [[1, 0, 1]] * 3
-    got = gpugrad.diagonal_scatter(x, tensor([5.0, 6.0], device), 1)
-    assert got.tolist() == [[0, 5, 0], [0, 0, 6], [0, 0, 0]]
-    with pytest.raises(RuntimeError, match=r"^expected src to have a size equal to the slice of "
-                                           r"self. src size = \[2\], slice size = \[3\]$"):
-        gpugrad.select_scatter(x, tensor([1.0, 2.0], device), 0, 0)
-
-
-def test_masked_scatter_and_index_reduce(device):
-    x = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device)
-    mask = tensor([True, False, True], device, gpugrad.bool)
-    got = gpugrad.masked_scatter(x, mask, tensor([10.0, 20.0, 30.0, 40.0, 50.0], device))
-    assert got.tolist() == [[10.0, 2.0, 20.0], [30.0, 5.0, 40.0]]
-    with pytest.raises(RuntimeError, match="^Number of elements of source < number of ones in "
-                                           "mask$"):
-        x.masked_scatter(mask, tensor([1.0], device))
-    with pytest.raises(RuntimeError, match="masked_scatter_ only supports boolean masks, but got "
-                                           "mask with dtype Long"):
-        x.masked_scatter(tensor([1, 0, 1], device, gpugrad.int64), x)
-    y = x.clone()
-    assert y.masked_scatter_(mask, tensor([7.0, 8.0, 9.0, 0.0], device)) is y
-    assert y.tolist() == [[7.0, 2.0, 8.0], [9.0, 5.0, 0.0]]
-    s = tensor([2.0, 3.0, 4.0], device)
-    idx = tensor([0, 2, 0], device, gpugrad.int64)
-    base = tensor([1.0, 1.0, 5.0], device)
-    assert gpugrad.index_reduce(base, 0, idx, s, "prod").tolist() == [8.0, 1.0, 15.0]
-    assert base.index_reduce(0, idx, s, "amax", include_self=False).tolist() == [4.0, 1.0, 3.0]
-    assert base.index_reduce(0, idx, s, "mean").tolist() == [7 / 3, 1.0, 4.0]
-    with pytest.raises(RuntimeError, match="Expected reduce to be one of prod, mean, amax or amin "
-                                           "but got sum."):
-        base.index_reduce(0, idx, s, "sum")
-    with pytest.raises(IndexError, match="^index out of range in self$"):
-        base.index_reduce(0, tensor([0, 3, 0], device, gpugrad.int64), s, "amin")
-    b2 = base.clone()
-    b2.index_reduce_(0, idx, s, "amin")
-    assert b2.tolist() == [1.0, 1.0, 3.0]
-
-
-@pytest.mark.parametrize("name", ["select_scatter", "slice_scatter", "diagonal_scatter",
-                                  "masked_scatter", "index_reduce", "addbmm", "addr", "inner",
-                                  "dist", "vander", "trapezoid", "cumulative_trapezoid",
-                                  "as_strided"])
-def test_shape_function_gradients(name, device, rng):
-    x, y = _leaf(rng, (3, 4), device), _leaf(rng, (3,), device)
-    mask = tensor(rng.uniform(size=(3, 4)) > 0.5, device, gpugrad.bool)
-    idx = tensor([0, 2, 0], device, gpugrad.int64)
-    fns = {
-        "select_scatter": (lambda a, b: gpugrad.select_scatter(a, b, 1, 2), (x, y)),
-        "slice_scatter": (lambda a, b: gpugrad.slice_scatter(a, b.unsqueeze(1), 1, 1, 2), (x, y)),
-        "diagonal_scatter": (lambda a, b: gpugrad.diagonal_scatter(a, b), (x, y)),
-        "masked_scatter": (lambda a, b: gpugrad.masked_scatter(a, mask, b),
-                           (x, _leaf(rng, (12,), device))),
-        "index_reduce": (lambda a, b: gpugrad.index_reduce(a, 1, idx, b, "mean"),
-                         (x, _leaf(rng, (3, 3), device))),
-        "addbmm": (lambda a, b, c: gpugrad.addbmm(a, b, c, beta=0.5, alpha=2.0),
-                   (x, _leaf(rng, (2, 3, 2), device), _leaf(rng, (2, 2, 4), device))),
-        "addr": (lambda a, b, c: gpugrad.addr(a, b, c, alpha=-1.5),
-                 (x, y, _leaf(rng, (4,), device))),
-        "inner": (gpugrad.inner, (x, _leaf(rng, (2, 4), device))),
-        "dist": (lambda a, b: gpugrad.dist(a, b, 3), (x, _leaf(rng, (4,), device))),
-        "vander": (lambda b: gpugrad.vander(b, 4), (y,)),
-        "trapezoid": (lambda a, b: gpugrad.trapezoid(a, b, dim=0), (x, y)),
-        "cumulative_trapezoid": (lambda a: gpugrad.cumulative_trapezoid(a, dx=0.5), (x,)),
-        "as_strided": (lambda a: gpugrad.as_strided(a, (3, 3), (2, 1), 1), (x,)),
-    }
-    fn, inputs = fns[name]
-    _check_grads(fn, *inputs)
-
-
-def test_trapezoid_values(device):
-    y = tensor([1.0, 2.0, 3.0], device)
-    assert gpugrad.trapezoid(y, dx=2.0).item() == 8.0
-    assert gpugrad.trapz(y, tensor([0.0, 1.0, 3.0], device)).item() == 6.5
-    assert gpugrad.cumulative_trapezoid(y, tensor([0.0, 1.0, 3.0], device)).tolist() == [1.5, 6.5]
-    assert gpugrad.trapezoid(tensor([], device)).item() == 0.0
-    with pytest.raises(RuntimeError, match="^trapezoid: There must be one `x` value for each "
-                                           "sample point$"):
-        gpugrad.trapezoid(y, tensor([1.0, 2.0], device))
-
-
-def test_as_strided_is_a_view_and_sums_overlaps(device):
-    x = tensor(np.arange(6.0), device)
-    v = gpugrad.as_strided(x, (2, 3), (1, 2), 0)
-    assert v.tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
-    x.add_(10)
-    assert v.tolist() == [[10.0, 12.0, 14.0], [11.0, 13.0, 15.0]]
-    leaf = tensor(np.arange(4.0), device, requires_grad=True)
-    leaf.as_strided((3, 2), (1, 1)).sum().backward()   # windows [0,1], [1,2], [2,3]
-    assert to_numpy(leaf.grad).tolist() == [1.0, 2.0, 2.0, 1.0]
-    with pytest.raises(RuntimeError, match=r"^setStorage: sizes \[3, 3\], strides \[1, 1\], "
-                                           r"storage offset 0, and itemsize 8 requiring a storage "
-                                           r"size of 40 are out of bounds for storage of size 32$"):
-        leaf.as_strided((3, 3), (1, 1))
-    with pytest.raises(RuntimeError, match="^mismatch in length of strides and shape$"):
-        leaf.as_strided((3,), (1, 1))
-
-
-def test_histogram(device):
-    h, edges = gpugrad.histogram(tensor([1.0, 2.0, 1.0], device), 2)
-    assert h.tolist() == [2.0, 1.0] and edges.tolist() == [1.0, 1.5, 2.0]
-    out = gpugrad.histogram(tensor([1.0, 2.0, 1.0], device), tensor([0.0, 1.5, 3.0], device),
-                            weight=tensor([1.0, 2.0, 3.0], device), density=True)
-    np.testing.assert_allclose(to_numpy(out.hist), [4 / 9, 2 / 9])
-    assert type(out).__name__ == "histogram"
-    h, edges = tensor([1.0, 1.0], device).histogram(2)
-    assert edges.tolist() == [0.5, 1.0, 1.5] and h.tolist() == [0.0, 2.0]
-    with pytest.raises(NotImplementedError, match="\"histogramdd\" not implemented for 'Long'"):
-        gpugrad.histogram(tensor([1, 2], device, gpugrad.int64), 2)
-    with pytest.raises(RuntimeError, match="bins must be > 0, but got 0 for dimension 0"):
-        gpugrad.histogram(tensor([1.0], device), 0)
+def test_rounding_has_zero_gradient_and_frac_one(device):
+    x = t([-1.5, -0.4, 0.5, 2.5], device, True)
+    assert to_numpy(x.round()).tolist() == [-2.0, -0.0, 0.0, 2.0]   # halves to even
+    assert to_numpy(x.floor()).tolist() == [-2.0, -1.0, 0.0, 2.0]
+    assert to_numpy(x.ceil()).tolist() == [-1.0, -0.0, 1.0, 3.0]
+    assert to_numpy(x.trunc()).tolist() == [-1.0, -0.0, 0.0, 2.0]
+    (x.floor() + x.ceil() + x.round() + x.trunc()).sum().backward()
+    assert to_numpy(x.grad).tolist() == [0.0] * 4
+    x.grad = None
+    x.frac().sum().backward()
+    assert to_numpy(x.grad).tolist() == [1.0] * 4
+    assert gpugrad.floor(idx([1, 2], device)).tolist() == [1, 2]

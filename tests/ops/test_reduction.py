@@ -1,7 +1,8 @@
-"""Reductions, medians and orderings as PyTorch gives them: amax/amin over several dims with ties
-sharing the gradient, dim=() as every dim, keepdim without a dim, nan in median / sort / topk,
-scatter_reduce ties, var_mean / std_mean, torch.norm's forms, and result dtypes. Literal expected
-values (from PyTorch 2.13), then PyTorch itself as an oracle (skipped without torch)."""
+"""Reductions, medians and statistics as PyTorch gives them: amax/amin over several dims with ties
+sharing the gradient, dim=() as every dim, keepdim without a dim, nan in median, var_mean /
+std_mean, torch.norm's forms, quantile, histc / histogram, cummax, cov, trapezoid, kthvalue,
+bincount and result dtypes. Literal expected values (from PyTorch 2.13), then PyTorch itself as an
+oracle (skipped without torch)."""
 from __future__ import annotations
 
 import math
@@ -10,16 +11,199 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import to_numpy
+from conftest import tensor, to_numpy
 
 import gpugrad
 
-NAN = math.nan
+NAN = float("nan")
+
+
+def test_histc(device):
+    x = tensor([-1.0, -0.5, 0.0, 0.5, 1.0, 2.0, -3.0], device, gpugrad.float32)
+    h = gpugrad.histc(x, bins=4, min=-1, max=1)   # bins [-1,-.5) [-.5,0) [0,.5) [.5,1]
+    assert h.dtype == gpugrad.float32
+    np.testing.assert_array_equal(to_numpy(h), [1, 1, 1, 2])
+    np.testing.assert_array_equal(to_numpy(x.histc(bins=5)), [1, 0, 2, 2, 2])  # over [-3, 2]
+    np.testing.assert_array_equal(to_numpy(gpugrad.histc(tensor([2.0, 2.0], device), 2)),
+                                  [0, 2])     # min == max: the range widens to [1, 3]
+    with pytest.raises(NotImplementedError, match="\"histogram_cpu\" not implemented for 'Long'"):
+        gpugrad.histc(gpugrad.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="torch.histc: max must be larger than min"):
+        gpugrad.histc(x, 4, min=3, max=1)
+    with pytest.raises(RuntimeError, match="bins must be > 0, but got -1 for dimension 0"):
+        gpugrad.histc(x, -1)
+
+
+def test_cummax_cummin(device):
+    x = tensor([1.0, 3.0, 3.0, 2.0, 5.0], device, requires_grad=True)
+    values, indices = gpugrad.cummax(x, 0)
+    np.testing.assert_array_equal(to_numpy(values), [1, 3, 3, 3, 5])
+    np.testing.assert_array_equal(to_numpy(indices), [0, 1, 2, 2, 4])   # ties: the latest
+    values.sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [1, 1, 2, 0, 1])
+    v, i = tensor([[2.0, 0.0, 0.0, 1.0]], device).cummin(1)
+    np.testing.assert_array_equal(to_numpy(v), [[2, 0, 0, 0]])
+    np.testing.assert_array_equal(to_numpy(i), [[0, 1, 2, 2]])
+    v, i = gpugrad.cummax(tensor([1.0, NAN, 3.0, NAN, 0.0], device), 0)
+    np.testing.assert_array_equal(to_numpy(v), [1, NAN, NAN, NAN, NAN])
+    np.testing.assert_array_equal(to_numpy(i), [0, 1, 1, 3, 3])
+
+
+@pytest.mark.parametrize("mode", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_matches_numpy(mode, device, rng):
+    a = rng.standard_normal((3, 6))
+    q = np.array([0.0, 0.1, 0.5, 0.77, 1.0])
+    got = gpugrad.quantile(tensor(a, device), tensor(q, device), dim=1, keepdim=True,
+                           interpolation=mode)
+    assert got.shape == (5, 3, 1)
+    np.testing.assert_allclose(to_numpy(got), np.quantile(a, q, axis=1, keepdims=True,
+                                                          method=mode), rtol=1e-12)
+    with_nan = a.copy()
+    with_nan[0, 2] = with_nan[2, :] = np.nan
+    got = tensor(with_nan, device).nanquantile(0.3, dim=1, interpolation=mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # numpy: "All-NaN slice"
+        ref = np.nanquantile(with_nan, 0.3, axis=1, method=mode)
+    np.testing.assert_allclose(to_numpy(got), ref, rtol=1e-12)
+    assert math.isnan(float(gpugrad.quantile(tensor(with_nan, device), 0.5)))
+
+
+def test_quantile_errors():
+    x = gpugrad.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"quantile\(\) q must be in the range \[0, 1\] but "
+                                           r"got 1.5"):
+        gpugrad.quantile(x, 1.5)
+    with pytest.raises(RuntimeError, match="interpolation must be one of linear, lower, higher, "
+                                           "midpoint or nearest, but got foo"):
+        gpugrad.quantile(x, 0.5, interpolation="foo")
+    with pytest.raises(RuntimeError, match="input tensor must be either float or double dtype"):
+        gpugrad.quantile(gpugrad.tensor([1, 2]), 0.5)
+    with pytest.raises(RuntimeError, match="q tensor must be same dtype as the input tensor"):
+        gpugrad.quantile(x, gpugrad.tensor([0.5], dtype=gpugrad.float64))
+    with pytest.raises(RuntimeError, match=r"nanquantile\(\) input tensor must be non-empty"):
+        gpugrad.nanquantile(gpugrad.zeros(0), 0.5)
+
+
+def test_nanmedian(device):
+    x = tensor([[1.0, NAN, 3.0, 2.0], [4.0, 0.0, NAN, NAN]], device)
+    assert float(gpugrad.nanmedian(x)) == 2.0        # lower median of 1, 3, 2, 4, 0
+    values, indices = x.nanmedian(1)
+    np.testing.assert_array_equal(to_numpy(values), [2, 0])
+    np.testing.assert_array_equal(to_numpy(indices), [3, 1])
+    assert math.isnan(float(gpugrad.nanmedian(tensor([NAN, NAN], device))))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # the 0 / 0 of zero degrees of freedom
+def test_cov_corrcoef_match_numpy(device, rng):
+    a = rng.standard_normal((3, 6))
+    f = np.array([1, 2, 1, 3, 1, 2])
+    w = rng.uniform(0.5, 2.0, 6)
+    ta = tensor(a, device)
+    np.testing.assert_allclose(to_numpy(gpugrad.cov(ta)), np.cov(a), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(ta.cov(correction=0)), np.cov(a, ddof=0), rtol=1e-12)
+    got = gpugrad.cov(ta, fweights=tensor(f, device, gpugrad.int64), aweights=tensor(w, device))
+    np.testing.assert_allclose(to_numpy(got), np.cov(a, fweights=f, aweights=w), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(gpugrad.corrcoef(ta)), np.corrcoef(a), rtol=1e-12)
+    v = tensor([1.0, 2.0, 4.0], device)
+    assert float(gpugrad.cov(v)) == pytest.approx(7 / 3)
+    with pytest.raises(RuntimeError, match="expected input to have two or fewer dimensions but "
+                                           "got an input with 3 dimensions"):
+        gpugrad.cov(gpugrad.zeros(2, 2, 2))
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        gpugrad.cov(tensor([1.0], device))
+
+
+def test_trapezoid_values(device):
+    y = tensor([1.0, 2.0, 3.0], device)
+    assert gpugrad.trapezoid(y, dx=2.0).item() == 8.0
+    assert gpugrad.trapz(y, tensor([0.0, 1.0, 3.0], device)).item() == 6.5
+    assert gpugrad.cumulative_trapezoid(y, tensor([0.0, 1.0, 3.0], device)).tolist() == [1.5, 6.5]
+    assert gpugrad.trapezoid(tensor([], device)).item() == 0.0
+    with pytest.raises(RuntimeError, match="^trapezoid: There must be one `x` value for each "
+                                           "sample point$"):
+        gpugrad.trapezoid(y, tensor([1.0, 2.0], device))
+
+
+def test_histogram(device):
+    h, edges = gpugrad.histogram(tensor([1.0, 2.0, 1.0], device), 2)
+    assert h.tolist() == [2.0, 1.0] and edges.tolist() == [1.0, 1.5, 2.0]
+    out = gpugrad.histogram(tensor([1.0, 2.0, 1.0], device), tensor([0.0, 1.5, 3.0], device),
+                            weight=tensor([1.0, 2.0, 3.0], device), density=True)
+    np.testing.assert_allclose(to_numpy(out.hist), [4 / 9, 2 / 9])
+    assert type(out).__name__ == "histogram"
+    h, edges = tensor([1.0, 1.0], device).histogram(2)
+    assert edges.tolist() == [0.5, 1.0, 1.5] and h.tolist() == [0.0, 2.0]
+    with pytest.raises(NotImplementedError, match="\"histogramdd\" not implemented for 'Long'"):
+        gpugrad.histogram(tensor([1, 2], device, gpugrad.int64), 2)
+    with pytest.raises(RuntimeError, match="bins must be > 0, but got 0 for dimension 0"):
+        gpugrad.histogram(tensor([1.0], device), 0)
 
 
 def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
     return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
                           requires_grad=requires_grad)
+
+
+def test_trace_diag_median_and_moments(device):
+    x = t(np.arange(12.0).reshape(3, 4), device, True)
+    assert gpugrad.trace(x).item() == 0.0 + 5.0 + 10.0
+    assert to_numpy(gpugrad.diag(x, 1)).tolist() == [1.0, 6.0, 11.0]
+    assert to_numpy(x.diag(-1)).tolist() == [4.0, 9.0]
+    d = gpugrad.diag(t([1.0, 2.0], device, True), 1)
+    assert to_numpy(d).tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]
+    m = t([[3.0, 1.0, 2.0, 0.0], [5.0, 4.0, 7.0, 6.0]], device, True)
+    assert m.median().item() == 3.0   # the lower of the two middle values, as PyTorch
+    r = m.median(1)
+    assert type(r).__name__ == "median" and to_numpy(r.values).tolist() == [1.0, 5.0]
+    assert to_numpy(r.indices).tolist() == [1, 0]
+    assert m.median(1, keepdim=True).values.shape == (2, 1)
+    r.values.sum().backward()
+    assert to_numpy(m.grad).tolist() == [[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]]
+    s, mu = gpugrad.std_mean(m, 1)
+    np.testing.assert_allclose(to_numpy(s), np.std(to_numpy(m), 1, ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(mu), [1.5, 5.5])
+    v, mu = gpugrad.var_mean(m)
+    assert v.item() == pytest.approx(np.var(to_numpy(m), ddof=1)) and mu.item() == 3.5
+    with pytest.raises(RuntimeError, match="^trace: expected a matrix, but got tensor with dim 1"):
+        gpugrad.trace(t([1.0], device))
+    with pytest.raises(RuntimeError, match=r"^diag\(\): Supports 1D or 2D tensors. Got 3D"):
+        gpugrad.diag(t(np.ones((2, 2, 2)), device))
+
+
+def test_kthvalue_mode_aminmax(device):
+    x = gpugrad.tensor([[3.0, 1.0, 2.0, 1.0, 3.0], [5.0, 4.0, 4.0, 5.0, 1.0]], device=device)
+    k = x.kthvalue(3, dim=1, keepdim=True)
+    assert k.values.tolist() == [[2.0], [4.0]] and k.indices.tolist() == [[2], [2]]
+    with pytest.raises(RuntimeError, match=r"kthvalue\(\): selected number k out of range for "
+                                           r"dimension 1"):
+        x.kthvalue(6, 1)
+    m = x.mode(1)   # the smallest most frequent value, at its last occurrence
+    assert m.values.tolist() == [1.0, 4.0] and m.indices.tolist() == [3, 2]
+    lo, hi = x.aminmax()
+    assert (lo.item(), hi.item()) == (1.0, 5.0)
+    assert gpugrad.aminmax(x, dim=1).max.tolist() == [3.0, 5.0]
+    with pytest.raises(RuntimeError, match="cannot compute aminmax over an empty dimension"):
+        gpugrad.zeros(0, device=device).aminmax()
+
+
+def test_bincount_unique_floor_divide_sgn(device):
+    a = gpugrad.tensor([0, 1, 1, 4], device=device)
+    assert gpugrad.bincount(a).tolist() == [1, 2, 0, 0, 1]
+    assert a.bincount(minlength=7).tolist() == [1, 2, 0, 0, 1, 0, 0]
+    w = gpugrad.tensor([0.5, 1.0, 2.0, 0.25], device=device)
+    assert a.bincount(w).tolist() == [0.5, 3.0, 0.0, 0.0, 0.25]
+    with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative integral"):
+        gpugrad.bincount(gpugrad.tensor([-1], device=device))
+    u, inv, counts = gpugrad.tensor([[3, 1], [1, 2]], device=device).unique(
+        return_inverse=True, return_counts=True)
+    assert u.tolist() == [1, 2, 3] and inv.tolist() == [[2, 0], [0, 1]]
+    assert counts.tolist() == [2, 1, 1]
+    x = gpugrad.tensor([7.0, -7.0], device=device, requires_grad=True)
+    q = gpugrad.floor_divide(x, 2)
+    assert q.tolist() == [3.0, -4.0] and not q.requires_grad
+    assert gpugrad.sgn(gpugrad.tensor([-2.0, 0.0, 3.0], device=device)).tolist() == [-1, 0, 1]
+    t = gpugrad.tensor([-2.0, 3.0], device=device)
+    assert t.abs_() is t and t.tolist() == [2.0, 3.0]
 
 
 def raises(kind, message, call):
@@ -206,85 +390,6 @@ def test_median_dtype_errors(device):
            lambda: flags.median(0))
     raises(NotImplementedError, "\"median_cpu\" not implemented for 'Bool'", flags.nanmedian)
     assert gpugrad.tensor([3, 1, 2, 2], device=device).median().item() == 2
-
-
-# -- ordering with nan ----------------------------------------------------------------------------
-def test_sort_counts_nan_as_the_largest(device):
-    x = t([2.0, NAN, 1.0, NAN, 3.0, -math.inf], device)
-    values, indices = x.sort()
-    same(to_numpy(values), [-math.inf, 1.0, 2.0, 3.0, NAN, NAN])
-    assert to_numpy(indices).tolist() == [5, 2, 0, 4, 1, 3]
-    for stable in (False, True):
-        values, indices = x.sort(descending=True, stable=stable)
-        same(to_numpy(values), [NAN, NAN, 3.0, 2.0, 1.0, -math.inf])
-        assert to_numpy(indices).tolist() == [1, 3, 4, 0, 2, 5]
-    assert to_numpy(x.argsort()).tolist() == [5, 2, 0, 4, 1, 3]
-    assert to_numpy(x.argsort(descending=True)).tolist() == [1, 3, 4, 0, 2, 5]
-    same(to_numpy(gpugrad.msort(x.reshape(6, 1))).ravel(), [-math.inf, 1, 2, 3, NAN, NAN])
-    values, indices = x.topk(2)
-    same(to_numpy(values), [NAN, NAN])
-    assert to_numpy(indices).tolist() == [1, 3]
-    values, indices = x.topk(3, largest=False)
-    assert to_numpy(values).tolist() == [-math.inf, 1.0, 2.0]
-    values, indices = x.kthvalue(5)
-    assert math.isnan(values.item()) and indices.item() == 1
-    rows = t([[1.0, NAN, 3.0], [NAN, NAN, 0.0]], device)
-    values, indices = rows.topk(2, 1)
-    same(to_numpy(values), [[NAN, 3.0], [NAN, NAN]])
-    assert to_numpy(indices).tolist() == [[1, 2], [0, 1]]
-
-
-def test_descending_sort_of_integers_bool_and_ties(device):
-    values, indices = gpugrad.tensor([-2 ** 63, 0, 5], device=device).sort(descending=True)
-    assert to_numpy(values).tolist() == [5, 0, -2 ** 63] and to_numpy(indices).tolist() == [2, 1, 0]
-    values, indices = gpugrad.tensor([3, 1, 255], dtype=gpugrad.uint8, device=device).sort(
-        descending=True)
-    assert to_numpy(values).tolist() == [255, 3, 1] and values.dtype == gpugrad.uint8
-    values, indices = gpugrad.tensor([True, False, True], device=device).sort(descending=True)
-    assert to_numpy(values).tolist() == [True, True, False]
-    assert to_numpy(indices).tolist() == [0, 2, 1]
-    values, indices = t([1.0, 3.0, 1.0, 3.0], device).sort(descending=True, stable=True)
-    assert to_numpy(indices).tolist() == [1, 3, 0, 2]
-    g = grad_of(lambda x: x.sort(descending=True).values, [2.0, NAN, 1.0], device,
-                [1.0, 2.0, 3.0])[1]
-    assert g == [2.0, 1.0, 3.0]
-
-
-def test_zero_dim_sort_topk_argsort(device):
-    s = t(2.0, device)
-    for values, indices in (s.sort(), s.sort(0, descending=True), s.topk(1), s.topk(0)):
-        assert values.item() == 2.0 and tuple(indices.shape) == () and indices.item() == 0
-    assert tuple(s.argsort(descending=True).shape) == ()
-    assert gpugrad.msort(s).item() == 2.0
-    with pytest.raises(IndexError):
-        s.sort(1)
-
-
-# -- scatter_reduce ties --------------------------------------------------------------------------
-def test_scatter_reduce_extremes_share_ties_as_pytorch(device):
-    index = gpugrad.tensor([0, 0, 0, 2, 2, 2], device=device)
-    gy = t([1.0, 10.0, 100.0], device)
-
-    def run(self_values, reduce, include_self):
-        x = t(self_values, device, True)
-        src = t([2.0, 2.0, 1.0, 5.0, 5.0, 5.0], device, True)
-        x.scatter_reduce(0, index, src, reduce, include_self=include_self).backward(gy)
-        return to_numpy(src.grad).tolist(), to_numpy(x.grad).tolist()
-
-    third = 100 / 3
-    gs, gx = run([-1.0, 0.0, 7.0], "amax", False)
-    np.testing.assert_allclose(gs, [0.5, 0.5, 0.0, third, third, third], rtol=1e-15)
-    assert gx == [0.0, 10.0, 0.0]
-    assert run([-1.0, 0.0, 7.0], "amax", True) == ([0.5, 0.5, 0.0, 0.0, 0.0, 0.0],
-                                                   [0.0, 10.0, 100.0])
-    # an excluded self equal to the result still counts among the ties (its share is dropped)
-    gs, gx = run([2.0, 0.0, 5.0], "amax", False)
-    np.testing.assert_allclose(gs, [1 / 3, 1 / 3, 0.0, 25.0, 25.0, 25.0], rtol=1e-15)
-    assert gx == [0.0, 10.0, 0.0]
-    gs, gx = run([2.0, 0.0, 5.0], "amax", True)
-    np.testing.assert_allclose(gx, [1 / 3, 10.0, 25.0], rtol=1e-15)
-    gs, gx = run([1.0, 0.0, 5.0], "amin", False)
-    assert gs == [0.0, 0.0, 0.5, 25.0, 25.0, 25.0] and gx == [0.0, 10.0, 0.0]
 
 
 # -- var_mean / std_mean / norm -------------------------------------------------------------------

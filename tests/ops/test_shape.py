@@ -1,10 +1,9 @@
-"""Top-level functions and Tensor methods of PyTorch's API: stacking and shape builders,
-numerics (cdist, searchsorted, histc, cummax, quantile, cov ...), dtype facts, runtime settings,
-legacy linear algebra names; their gradients; PyTorch as an oracle."""
+"""Shape ops: stacking and shape builders, views and their stride rule, splits, diagonals,
+repeat / narrow / roll / flip, unfold, repeat_interleave, as_strided and the in-place shape
+methods: values, recorded nodes and PyTorch's errors."""
 from __future__ import annotations
 
-import math
-import warnings
+import re
 
 import numpy as np
 import pytest
@@ -13,30 +12,26 @@ from conftest import tensor, to_numpy
 import gpugrad
 from gpugrad.autograd import gradcheck, gradgradcheck
 
-NAN = float("nan")
+
+def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
+    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
+                          requires_grad=requires_grad)
 
 
-def _grad(fn, *inputs):
-    fn(*inputs).sum().backward()
-    return [to_numpy(t.grad) for t in inputs]
-
-
-# -- shapes and stacking ------------------------------------------------------------------------
-def test_tensordot_matches_numpy(device, rng):
-    a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 3, 5))
-    ta, tb = tensor(a, device), tensor(b, device)
-    got = gpugrad.tensordot(ta, tb, dims=([1, 2], [1, 0]))
-    np.testing.assert_allclose(to_numpy(got), np.tensordot(a, b, axes=([1, 2], [1, 0])))
-    c = rng.standard_normal((3, 4, 6))
-    np.testing.assert_allclose(to_numpy(gpugrad.tensordot(ta, tensor(c, device))),
-                               np.tensordot(a, c, axes=2))
-    assert gpugrad.tensordot(ta, tb, dims=0).shape == (2, 3, 4, 4, 3, 5)
-
-
-def test_tensordot_errors():
-    with pytest.raises(RuntimeError, match="contracted dimensions need to match, but first has "
-                                           "size 3 in dim 1 and second has size 4 in dim 0"):
-        gpugrad.tensordot(gpugrad.zeros(2, 3), gpugrad.zeros(4, 5), dims=([1], [0]))
+def test_diagonal_is_a_writable_view_and_select_picks(device):
+    x = t(np.arange(12.0).reshape(3, 4), device)
+    d = x.diagonal(1)
+    assert to_numpy(d).tolist() == [1.0, 6.0, 11.0]
+    d.mul_(0)   # writes through to x, as PyTorch's view does
+    assert to_numpy(x)[0, 1] == 0.0 and to_numpy(x)[2, 3] == 0.0
+    base = t(np.ones((2, 2)), device, True)
+    y = base * 3
+    y.diagonal().mul_(2)
+    y.sum().backward()
+    assert to_numpy(base.grad).tolist() == [[6.0, 3.0], [3.0, 6.0]]
+    assert gpugrad.diagonal(t(np.zeros((2, 3, 4)), device), 0, 0, 2).shape == (3, 2)
+    assert to_numpy(x.select(1, -1)).tolist() == [3.0, 7.0, 0.0]
+    assert x.select(0, 2).shape == (4,)
 
 
 def test_atleast_nd_shapes():
@@ -106,429 +101,305 @@ def test_broadcast_shapes():
         gpugrad.broadcast_shapes((2, 3), (4, 3))
 
 
-def test_unique_consecutive(device):
-    x = tensor([1, 1, 2, 2, 3, 1, 1, 2], device, gpugrad.int64)
-    values, inverse, counts = gpugrad.unique_consecutive(x, return_inverse=True,
-                                                         return_counts=True)
-    np.testing.assert_array_equal(to_numpy(values), [1, 2, 3, 1, 2])
-    np.testing.assert_array_equal(to_numpy(inverse), [0, 0, 1, 1, 2, 3, 3, 4])
-    np.testing.assert_array_equal(to_numpy(counts), [2, 2, 1, 2, 1])
-    m = tensor([[1, 5], [1, 5], [2, 5], [1, 5]], device, gpugrad.int64)
-    rows, counts = m.unique_consecutive(return_counts=True, dim=0)
-    np.testing.assert_array_equal(to_numpy(rows), [[1, 5], [2, 5], [1, 5]])
-    np.testing.assert_array_equal(to_numpy(counts), [2, 1, 1])
+def _check_grads(fn, *inputs):
+    assert gradcheck(fn, inputs, eps=1e-6, atol=1e-6)
+    assert gradgradcheck(fn, inputs, eps=1e-6, atol=1e-5)
 
 
-# -- numerics -----------------------------------------------------------------------------------
-def test_cdist_values_and_zero_distance_gradient(device, rng):
-    a, b = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 5, 3))
-    diff = a[:, :, None, :] - b[:, None, :, :]
-    for p, ref in [(2.0, np.sqrt((diff ** 2).sum(-1))), (1.0, np.abs(diff).sum(-1)),
-                   (math.inf, np.abs(diff).max(-1)), (3.0, (np.abs(diff) ** 3).sum(-1) ** (1 / 3))]:
-        got = gpugrad.cdist(tensor(a, device), tensor(b, device), p=p)
-        np.testing.assert_allclose(to_numpy(got), ref, rtol=1e-12)
-    x = tensor([[1.0, 2.0], [0.0, 0.0]], device, requires_grad=True)
-    y = tensor([[1.0, 2.0]], device)
-    gpugrad.cdist(x, y).sum().backward()   # row 0 is at distance 0: its gradient is 0
-    np.testing.assert_allclose(to_numpy(x.grad), [[0, 0], [-1 / 5 ** 0.5, -2 / 5 ** 0.5]])
+def _leaf(rng, shape, device, lo=-2.0, hi=2.0):
+    return tensor(rng.uniform(lo, hi, shape), device, requires_grad=True)
 
 
-def test_cdist_errors():
-    with pytest.raises(RuntimeError, match="cdist only supports at least 2D tensors, X1 got: 1D"):
-        gpugrad.cdist(gpugrad.zeros(2), gpugrad.zeros(2, 2))
-    with pytest.raises(RuntimeError, match="X1 and X2 must have the same number of columns. "
-                                           "X1: 3 X2: 4"):
-        gpugrad.cdist(gpugrad.zeros(2, 3), gpugrad.zeros(2, 4))
-    with pytest.raises(RuntimeError, match="cdist only supports non-negative p values"):
-        gpugrad.cdist(gpugrad.zeros(2, 3), gpugrad.zeros(2, 3), p=-1)
+# -- shape, indexing, scatters --------------------------------------------------------------------
+def test_tri_indices_and_unravel(device):
+    got = gpugrad.tril_indices(3, 4, 1, device=device)
+    assert got.dtype == gpugrad.int64
+    np.testing.assert_array_equal(to_numpy(got), np.stack(np.tril_indices(3, 1, 4)))
+    np.testing.assert_array_equal(to_numpy(gpugrad.triu_indices(4, 3, -1)),
+                                  np.stack(np.triu_indices(4, -1, 3)))
+    with pytest.raises(NotImplementedError, match="\"tril_indices\" not implemented for 'Float'"):
+        gpugrad.tril_indices(3, 3, dtype=gpugrad.float32)
+    with pytest.raises(RuntimeError, match="^row must be non-negative, got-1$"):
+        gpugrad.triu_indices(-1, 3)
+    r, c = gpugrad.unravel_index(tensor([4, 7, -1], device, gpugrad.int64), (2, 3))
+    assert r.tolist() == [1, 0, 1] and c.tolist() == [1, 1, 2]
+    with pytest.raises(TypeError, match="expected 'indices' to be integer dtype"):
+        gpugrad.unravel_index(tensor([1.0], device), (2, 3))
+    with pytest.raises(ValueError, match=r"'shape' cannot have negative values, but got \(2, -3\)"):
+        gpugrad.unravel_index(tensor([1], device, gpugrad.int64), (2, -3))
 
 
-def test_searchsorted_and_bucketize(device):
-    seq = tensor([1.0, 3.0, 3.0, 5.0], device)
-    v = tensor([0.0, 3.0, 4.0, 9.0, NAN], device)
-    np.testing.assert_array_equal(to_numpy(gpugrad.searchsorted(seq, v)), [0, 1, 3, 4, 4])
-    right = gpugrad.searchsorted(seq, v, side="right", out_int32=True)
-    assert right.dtype == gpugrad.int32
-    np.testing.assert_array_equal(to_numpy(right), [0, 3, 3, 4, 4])
-    assert int(gpugrad.searchsorted(seq, 3.0, right=True)) == 3
-    rows = tensor([[1.0, 2.0, 3.0], [10.0, 20.0, 30.0]], device)
-    np.testing.assert_array_equal(
-        to_numpy(gpugrad.searchsorted(rows, tensor([[2.5], [5.0]], device))), [[2], [0]])
-    unsorted = tensor([5.0, 1.0, 3.0], device)
-    order = tensor([1, 2, 0], device, gpugrad.int64)
-    np.testing.assert_array_equal(
-        to_numpy(gpugrad.searchsorted(unsorted, tensor([4.0], device), sorter=order)), [2])
-    np.testing.assert_array_equal(to_numpy(gpugrad.bucketize(v[:4], seq)), [0, 1, 3, 4])
-    np.testing.assert_array_equal(to_numpy(gpugrad.bucketize(v[:4], seq, right=True)),
-                                  [0, 3, 3, 4])
-    assert not gpugrad.searchsorted(seq, v).requires_grad
+def test_splits(device):
+    x = tensor(np.arange(24.0).reshape(2, 3, 4), device)
+    assert [t.shape for t in gpugrad.hsplit(x, 3)] == [(2, 1, 4)] * 3
+    assert [t.shape for t in x.vsplit([1])] == [(1, 3, 4), (1, 3, 4)]
+    assert [t.shape for t in gpugrad.dsplit(x, 2)] == [(2, 3, 2)] * 2
+    assert [t.shape for t in gpugrad.hsplit(tensor([1.0, 2.0], device), 2)] == [(1,), (1,)]
+    with pytest.raises(RuntimeError, match="^torch.dsplit attempted to split along dimension 2, "
+                                           "but the size of the dimension 4 is not divisible by "
+                                           "the split_size 3!$"):
+        gpugrad.dsplit(x, 3)
+    with pytest.raises(RuntimeError, match="^torch.vsplit requires a tensor with at least 2 "
+                                           "dimension, but got a tensor with 1 dimensions!$"):
+        gpugrad.vsplit(tensor([1.0], device), 1)
+    parts = gpugrad.split_with_sizes(x, [1, 2], 1)
+    assert [p.shape for p in parts] == [(2, 1, 4), (2, 2, 4)]
+    with pytest.raises(RuntimeError, match=r"split_sizes to sum exactly to 3 \(input tensor's "
+                                           r"size at dimension 1\), but got split_sizes=\[1, 1\]"):
+        x.split_with_sizes([1, 1], 1)
 
 
-def test_searchsorted_errors():
-    seq = gpugrad.tensor([1.0, 2.0])
-    with pytest.raises(RuntimeError, match="side and right can't be set to opposites"):
-        gpugrad.searchsorted(seq, seq, side="left", right=True)
-    with pytest.raises(RuntimeError, match="side can only be 'left' or 'right' but got foo"):
-        gpugrad.searchsorted(seq, seq, side="foo")
-    with pytest.raises(RuntimeError, match=r"boundaries tensor \[1, 2\] and input value tensor "
-                                           r"\[2, 2\]"):
-        gpugrad.searchsorted(seq.reshape(1, 2), gpugrad.zeros(2, 2))
-    with pytest.raises(RuntimeError, match=r"boundaries tensor must be 1 dimension, but got "
-                                           r"dim\(2\)"):
-        gpugrad.bucketize(seq, seq.reshape(1, 2))
+@pytest.mark.parametrize("name", ["select_scatter", "slice_scatter", "diagonal_scatter",
+                                  "masked_scatter", "index_reduce", "addbmm", "addr", "inner",
+                                  "dist", "vander", "trapezoid", "cumulative_trapezoid",
+                                  "as_strided"])
+def test_shape_function_gradients(name, device, rng):
+    x, y = _leaf(rng, (3, 4), device), _leaf(rng, (3,), device)
+    mask = tensor(rng.uniform(size=(3, 4)) > 0.5, device, gpugrad.bool)
+    idx = tensor([0, 2, 0], device, gpugrad.int64)
+    fns = {
+        "select_scatter": (lambda a, b: gpugrad.select_scatter(a, b, 1, 2), (x, y)),
+        "slice_scatter": (lambda a, b: gpugrad.slice_scatter(a, b.unsqueeze(1), 1, 1, 2), (x, y)),
+        "diagonal_scatter": (lambda a, b: gpugrad.diagonal_scatter(a, b), (x, y)),
+        "masked_scatter": (lambda a, b: gpugrad.masked_scatter(a, mask, b),
+                           (x, _leaf(rng, (12,), device))),
+        "index_reduce": (lambda a, b: gpugrad.index_reduce(a, 1, idx, b, "mean"),
+                         (x, _leaf(rng, (3, 3), device))),
+        "addbmm": (lambda a, b, c: gpugrad.addbmm(a, b, c, beta=0.5, alpha=2.0),
+                   (x, _leaf(rng, (2, 3, 2), device), _leaf(rng, (2, 2, 4), device))),
+        "addr": (lambda a, b, c: gpugrad.addr(a, b, c, alpha=-1.5),
+                 (x, y, _leaf(rng, (4,), device))),
+        "inner": (gpugrad.inner, (x, _leaf(rng, (2, 4), device))),
+        "dist": (lambda a, b: gpugrad.dist(a, b, 3), (x, _leaf(rng, (4,), device))),
+        "vander": (lambda b: gpugrad.vander(b, 4), (y,)),
+        "trapezoid": (lambda a, b: gpugrad.trapezoid(a, b, dim=0), (x, y)),
+        "cumulative_trapezoid": (lambda a: gpugrad.cumulative_trapezoid(a, dx=0.5), (x,)),
+        "as_strided": (lambda a: gpugrad.as_strided(a, (3, 3), (2, 1), 1), (x,)),
+    }
+    fn, inputs = fns[name]
+    _check_grads(fn, *inputs)
 
 
-def test_histc(device):
-    x = tensor([-1.0, -0.5, 0.0, 0.5, 1.0, 2.0, -3.0], device, gpugrad.float32)
-    h = gpugrad.histc(x, bins=4, min=-1, max=1)   # bins [-1,-.5) [-.5,0) [0,.5) [.5,1]
-    assert h.dtype == gpugrad.float32
-    np.testing.assert_array_equal(to_numpy(h), [1, 1, 1, 2])
-    np.testing.assert_array_equal(to_numpy(x.histc(bins=5)), [1, 0, 2, 2, 2])  # over [-3, 2]
-    np.testing.assert_array_equal(to_numpy(gpugrad.histc(tensor([2.0, 2.0], device), 2)),
-                                  [0, 2])     # min == max: the range widens to [1, 3]
-    with pytest.raises(NotImplementedError, match="\"histogram_cpu\" not implemented for 'Long'"):
-        gpugrad.histc(gpugrad.tensor([1, 2]))
-    with pytest.raises(RuntimeError, match="torch.histc: max must be larger than min"):
-        gpugrad.histc(x, 4, min=3, max=1)
-    with pytest.raises(RuntimeError, match="bins must be > 0, but got -1 for dimension 0"):
-        gpugrad.histc(x, -1)
+def test_as_strided_is_a_view_and_sums_overlaps(device):
+    x = tensor(np.arange(6.0), device)
+    v = gpugrad.as_strided(x, (2, 3), (1, 2), 0)
+    assert v.tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    x.add_(10)
+    assert v.tolist() == [[10.0, 12.0, 14.0], [11.0, 13.0, 15.0]]
+    leaf = tensor(np.arange(4.0), device, requires_grad=True)
+    leaf.as_strided((3, 2), (1, 1)).sum().backward()   # windows [0,1], [1,2], [2,3]
+    assert to_numpy(leaf.grad).tolist() == [1.0, 2.0, 2.0, 1.0]
+    with pytest.raises(RuntimeError, match=r"^setStorage: sizes \[3, 3\], strides \[1, 1\], "
+                                           r"storage offset 0, and itemsize 8 requiring a storage "
+                                           r"size of 40 are out of bounds for storage of size 32$"):
+        leaf.as_strided((3, 3), (1, 1))
+    with pytest.raises(RuntimeError, match="^mismatch in length of strides and shape$"):
+        leaf.as_strided((3,), (1, 1))
 
 
-def test_cummax_cummin(device):
-    x = tensor([1.0, 3.0, 3.0, 2.0, 5.0], device, requires_grad=True)
-    values, indices = gpugrad.cummax(x, 0)
-    np.testing.assert_array_equal(to_numpy(values), [1, 3, 3, 3, 5])
-    np.testing.assert_array_equal(to_numpy(indices), [0, 1, 2, 2, 4])   # ties: the latest
-    values.sum().backward()
-    np.testing.assert_array_equal(to_numpy(x.grad), [1, 1, 2, 0, 1])
-    v, i = tensor([[2.0, 0.0, 0.0, 1.0]], device).cummin(1)
-    np.testing.assert_array_equal(to_numpy(v), [[2, 0, 0, 0]])
-    np.testing.assert_array_equal(to_numpy(i), [[0, 1, 2, 2]])
-    v, i = gpugrad.cummax(tensor([1.0, NAN, 3.0, NAN, 0.0], device), 0)
-    np.testing.assert_array_equal(to_numpy(v), [1, NAN, NAN, NAN, NAN])
-    np.testing.assert_array_equal(to_numpy(i), [0, 1, 1, 3, 3])
+def test_in_place_shape_methods(device):
+    x = tensor(np.arange(6.0).reshape(2, 3), device)
+    assert x.swapaxes_(0, 1) is x and x.shape == (3, 2)
+    x.swapdims_(0, 1)
+    assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    m = tensor(np.ones((3, 3)), device)
+    m.tril_(-1)
+    np.testing.assert_array_equal(to_numpy(m), np.tril(np.ones((3, 3)), -1))
+    m.fill_(1).triu_(1)
+    np.testing.assert_array_equal(to_numpy(m), np.triu(np.ones((3, 3)), 1))
+    assert x.broadcast_to((2, 2, 3)).shape == (2, 2, 3)
 
 
-def test_fmax_fmin_ignore_nan(device):
-    a = tensor([1.0, NAN, 3.0, NAN], device, requires_grad=True)
-    b = tensor([2.0, 1.0, NAN, NAN], device, requires_grad=True)
-    np.testing.assert_array_equal(to_numpy(gpugrad.fmax(a, b)), [2, 1, 3, NAN])
-    np.testing.assert_array_equal(to_numpy(a.fmin(b)), [1, 1, 3, NAN])
-    ga, gb = _grad(gpugrad.fmax, a, b)   # a gets it where a >= b or b is nan (as PyTorch)
-    np.testing.assert_array_equal(ga, [0, 0, 1, 1])
-    np.testing.assert_array_equal(gb, [1, 1, 0, 0])
-
-
-def test_float_power_computes_in_float64(device):
-    x = tensor([2, 3], device, gpugrad.int64)
-    y = gpugrad.float_power(x, 2)
-    assert y.dtype == gpugrad.float64
-    np.testing.assert_array_equal(to_numpy(y), [4.0, 9.0])
-    f = tensor([2.0], device, gpugrad.float32)
-    assert f.float_power(tensor([0.5], device, gpugrad.float32)).dtype == gpugrad.float64
-    with pytest.raises(RuntimeError, match="the base given to float_power_ has dtype Float but "
-                                           "the operation's result requires dtype Double"):
-        f.float_power_(2)
-    np.testing.assert_array_equal(to_numpy(tensor([3.0], device).float_power_(2)), [9.0])
-
-
-@pytest.mark.parametrize("mode", ["linear", "lower", "higher", "midpoint", "nearest"])
-def test_quantile_matches_numpy(mode, device, rng):
-    a = rng.standard_normal((3, 6))
-    q = np.array([0.0, 0.1, 0.5, 0.77, 1.0])
-    got = gpugrad.quantile(tensor(a, device), tensor(q, device), dim=1, keepdim=True,
-                           interpolation=mode)
-    assert got.shape == (5, 3, 1)
-    np.testing.assert_allclose(to_numpy(got), np.quantile(a, q, axis=1, keepdims=True,
-                                                          method=mode), rtol=1e-12)
-    with_nan = a.copy()
-    with_nan[0, 2] = with_nan[2, :] = np.nan
-    got = tensor(with_nan, device).nanquantile(0.3, dim=1, interpolation=mode)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)   # numpy: "All-NaN slice"
-        ref = np.nanquantile(with_nan, 0.3, axis=1, method=mode)
-    np.testing.assert_allclose(to_numpy(got), ref, rtol=1e-12)
-    assert math.isnan(float(gpugrad.quantile(tensor(with_nan, device), 0.5)))
-
-
-def test_quantile_errors():
-    x = gpugrad.tensor([1.0, 2.0])
-    with pytest.raises(RuntimeError, match=r"quantile\(\) q must be in the range \[0, 1\] but "
-                                           r"got 1.5"):
-        gpugrad.quantile(x, 1.5)
-    with pytest.raises(RuntimeError, match="interpolation must be one of linear, lower, higher, "
-                                           "midpoint or nearest, but got foo"):
-        gpugrad.quantile(x, 0.5, interpolation="foo")
-    with pytest.raises(RuntimeError, match="input tensor must be either float or double dtype"):
-        gpugrad.quantile(gpugrad.tensor([1, 2]), 0.5)
-    with pytest.raises(RuntimeError, match="q tensor must be same dtype as the input tensor"):
-        gpugrad.quantile(x, gpugrad.tensor([0.5], dtype=gpugrad.float64))
-    with pytest.raises(RuntimeError, match=r"nanquantile\(\) input tensor must be non-empty"):
-        gpugrad.nanquantile(gpugrad.zeros(0), 0.5)
-
-
-def test_nanmedian(device):
-    x = tensor([[1.0, NAN, 3.0, 2.0], [4.0, 0.0, NAN, NAN]], device)
-    assert float(gpugrad.nanmedian(x)) == 2.0        # lower median of 1, 3, 2, 4, 0
-    values, indices = x.nanmedian(1)
-    np.testing.assert_array_equal(to_numpy(values), [2, 0])
-    np.testing.assert_array_equal(to_numpy(indices), [3, 1])
-    assert math.isnan(float(gpugrad.nanmedian(tensor([NAN, NAN], device))))
-
-
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # the 0 / 0 of zero degrees of freedom
-def test_cov_corrcoef_match_numpy(device, rng):
-    a = rng.standard_normal((3, 6))
-    f = np.array([1, 2, 1, 3, 1, 2])
-    w = rng.uniform(0.5, 2.0, 6)
-    ta = tensor(a, device)
-    np.testing.assert_allclose(to_numpy(gpugrad.cov(ta)), np.cov(a), rtol=1e-12)
-    np.testing.assert_allclose(to_numpy(ta.cov(correction=0)), np.cov(a, ddof=0), rtol=1e-12)
-    got = gpugrad.cov(ta, fweights=tensor(f, device, gpugrad.int64), aweights=tensor(w, device))
-    np.testing.assert_allclose(to_numpy(got), np.cov(a, fweights=f, aweights=w), rtol=1e-12)
-    np.testing.assert_allclose(to_numpy(gpugrad.corrcoef(ta)), np.corrcoef(a), rtol=1e-12)
-    v = tensor([1.0, 2.0, 4.0], device)
-    assert float(gpugrad.cov(v)) == pytest.approx(7 / 3)
-    with pytest.raises(RuntimeError, match="expected input to have two or fewer dimensions but "
-                                           "got an input with 3 dimensions"):
-        gpugrad.cov(gpugrad.zeros(2, 2, 2))
-    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
-        gpugrad.cov(tensor([1.0], device))
-
-
-def test_logspace_poisson(device):
-    np.testing.assert_allclose(to_numpy(gpugrad.logspace(-1, 2, 4, device=device)),
-                               [0.1, 1, 10, 100], rtol=1e-6)
-    two = gpugrad.logspace(0, 3, 4, base=2, dtype=gpugrad.int64)
-    np.testing.assert_array_equal(to_numpy(two), [1, 2, 4, 8])
-    rates = tensor([0.0, 4.0, 100.0], device, gpugrad.float32)
-    gpugrad.manual_seed(3)
-    first = gpugrad.poisson(rates.expand(2000, 3))
-    gpugrad.manual_seed(3)
-    again = gpugrad.poisson(rates.expand(2000, 3))
-    assert first.dtype == gpugrad.float32
-    np.testing.assert_array_equal(to_numpy(first), to_numpy(again))
-    mean = to_numpy(first).mean(0)
-    assert mean[0] == 0 and abs(mean[1] - 4) < 0.3 and abs(mean[2] - 100) < 1.5
-    with pytest.raises(RuntimeError, match="invalid Poisson rate, expected rate to be "
-                                           "non-negative"):
-        gpugrad.poisson(gpugrad.tensor([-1.0]))
-
-
-def test_bitwise(device):
-    a = np.array([[5, 3, -2], [12, 7, 1]])
-    ta = tensor(a, device, gpugrad.int64)
-    np.testing.assert_array_equal(to_numpy(gpugrad.bitwise_and(ta, 6)), a & 6)
-    np.testing.assert_array_equal(to_numpy(ta | ta.flip(0)), a | a[::-1])
-    np.testing.assert_array_equal(to_numpy(ta.bitwise_xor(3)), a ^ 3)
-    np.testing.assert_array_equal(to_numpy(~ta), ~a)
-    np.testing.assert_array_equal(to_numpy(ta << 2), a << 2)
-    np.testing.assert_array_equal(to_numpy(gpugrad.bitwise_right_shift(ta, 1)), a >> 1)
-    b = tensor([True, False], device, gpugrad.bool)
-    np.testing.assert_array_equal(to_numpy(gpugrad.bitwise_not(b)), [False, True])
-    np.testing.assert_array_equal(to_numpy(b & tensor([True, True], device, gpugrad.bool)),
-                                  [True, False])
-    t = ta.clone()
-    t.bitwise_and_(1)
-    np.testing.assert_array_equal(to_numpy(t), a & 1)
-    with pytest.raises(NotImplementedError, match="\"bitwise_and_cpu\" not implemented for "
-                                                  "'Float'"):
-        gpugrad.bitwise_and(gpugrad.ones(2), gpugrad.ones(2))
-
-
-# -- dtype facts ----------------------------------------------------------------------------------
-def test_finfo_iinfo():
-    f = gpugrad.finfo(gpugrad.float32)
-    assert (f.bits, f.eps, f.max, f.tiny, f.resolution, f.dtype) == (
-        32, 2.0 ** -23, (2 - 2.0 ** -23) * 2.0 ** 127, 2.0 ** -126, 1e-6, "float32")
-    assert f.min == -f.max and f.smallest_normal == f.tiny
-    h = gpugrad.finfo(gpugrad.float16)
-    assert (h.eps, h.max, h.tiny, h.resolution) == (2.0 ** -10, 65504.0, 2.0 ** -14, 1e-3)
-    assert gpugrad.finfo().dtype == "float32"
-    assert gpugrad.finfo(gpugrad.float64).eps == 2.0 ** -52
-    i = gpugrad.iinfo(gpugrad.int16)
-    assert (i.bits, i.min, i.max, i.dtype) == (16, -32768, 32767, "int16")
-    assert gpugrad.iinfo(gpugrad.uint8).max == 255
-    with pytest.raises(TypeError, match="torch.finfo\\(\\) requires a floating point input type"):
-        gpugrad.finfo(gpugrad.int32)
-    with pytest.raises(TypeError, match="torch.iinfo\\(\\) requires an integer input type"):
-        gpugrad.iinfo(gpugrad.float32)
-
-
-def test_promotion_helpers():
-    assert gpugrad.promote_types(gpugrad.float16, gpugrad.int64) == gpugrad.float16
-    assert gpugrad.promote_types(gpugrad.uint8, gpugrad.int8) == gpugrad.int16
-    assert gpugrad.promote_types(gpugrad.bool, gpugrad.int32) == gpugrad.int32
-    assert gpugrad.result_type(gpugrad.tensor([1, 2]), 1.0) == gpugrad.float32
-    assert gpugrad.result_type(gpugrad.tensor([1, 2], dtype=gpugrad.int32), 5) == gpugrad.int32
-    assert gpugrad.result_type(gpugrad.tensor([1.0]), gpugrad.tensor([1.0],
-                                                                     dtype=gpugrad.float64)) \
-        == gpugrad.float64
-    assert not gpugrad.can_cast(gpugrad.float32, gpugrad.int32)
-    assert gpugrad.can_cast(gpugrad.int32, gpugrad.float16)
-    assert gpugrad.can_cast(gpugrad.int64, gpugrad.uint8)
-    assert not gpugrad.can_cast(gpugrad.int8, gpugrad.bool)
-    assert gpugrad.is_complex(gpugrad.zeros(2)) is False
-    assert gpugrad.zeros(2).is_complex() is False
-
-
-# -- runtime --------------------------------------------------------------------------------------
-def test_rng_state_round_trip():
-    state = gpugrad.get_rng_state()
-    assert state.dtype == gpugrad.uint8
-    first = gpugrad.rand(5).tolist() + gpugrad.randn(3).tolist()
-    gpugrad.set_rng_state(state)
-    assert gpugrad.rand(5).tolist() + gpugrad.randn(3).tolist() == first
-    assert gpugrad.rand(5).tolist() != first[:5]
-    with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
-        gpugrad.set_rng_state(gpugrad.zeros(3))
-
-
-def test_threads_and_determinism_flags():
-    saved = gpugrad.get_num_threads(), gpugrad.are_deterministic_algorithms_enabled()
-    try:
-        gpugrad.set_num_threads(3)
-        assert gpugrad.get_num_threads() == 3
-        with pytest.raises(RuntimeError, match="set_num_threads expects a positive integer"):
-            gpugrad.set_num_threads(0)
-        gpugrad.use_deterministic_algorithms(True, warn_only=True)
-        assert gpugrad.are_deterministic_algorithms_enabled()
-        assert gpugrad.is_deterministic_algorithms_warn_only_enabled()
-    finally:
-        gpugrad.set_num_threads(saved[0])
-        gpugrad.use_deterministic_algorithms(saved[1])
-    assert gpugrad.are_deterministic_algorithms_enabled() is saved[1]
-
-
-def test_legacy_linalg(device, rng):
-    m = rng.standard_normal((3, 3))
-    spd = m @ m.T + 3 * np.eye(3)
-    low = gpugrad.cholesky(tensor(spd, device))
-    np.testing.assert_allclose(to_numpy(low), np.linalg.cholesky(spd), rtol=1e-12)
-    up = tensor(spd, device).cholesky(upper=True)
-    np.testing.assert_allclose(to_numpy(up), np.linalg.cholesky(spd).T, rtol=1e-12)
-    a, b = tensor(m, device), tensor(spd, device)
-    with pytest.warns(UserWarning, match="chain_matmul is deprecated"):
-        got = gpugrad.chain_matmul(a, b, a)
-    np.testing.assert_allclose(to_numpy(got), m @ spd @ m, rtol=1e-12)
-
-
-def test_matrix_exp(device, rng):
-    # exp of a nilpotent matrix: I + N + N^2 / 2
-    n = np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0]])
-    np.testing.assert_allclose(to_numpy(gpugrad.matrix_exp(tensor(n, device))),
-                               np.eye(3) + n + n @ n / 2, rtol=1e-14)
-    # a symmetric matrix with a large norm (scaling and squaring): V exp(w) V^T
-    s = rng.standard_normal((4, 4)) * 3
-    s = s + s.T
-    w, v = np.linalg.eigh(s)
-    np.testing.assert_allclose(to_numpy(tensor(s, device).matrix_exp()),
-                               (v * np.exp(w)) @ v.T, rtol=1e-11)
-    np.testing.assert_allclose(to_numpy(gpugrad.linalg.matrix_exp(tensor(np.zeros((2, 2)),
-                                                                         device))), np.eye(2))
-
-
-# -- gradients of the differentiable functions ----------------------------------------------------
-def _q(device):
-    return tensor([0.2, 0.9], device)
-
-
-GRAD_CASES = {
-    "tensordot": (lambda a, b: gpugrad.tensordot(a, b, dims=1), [(3, 4), (4, 2)]),
-    "block_diag": (lambda a, b: gpugrad.block_diag(a, b), [(2, 2), (3,)]),
-    "cartesian_prod": (lambda a, b: gpugrad.cartesian_prod(a, b), [(2,), (3,)]),
-    "combinations": (lambda a: gpugrad.combinations(a, 2), [(4,)]),
-    "diag_embed": (lambda a: gpugrad.diag_embed(a, 1), [(2, 3)]),
-    "stacks": (lambda a, b: gpugrad.hstack([a, b]) + gpugrad.vstack([a, b]).sum()
-               + gpugrad.dstack([a, b]).sum() + gpugrad.column_stack([a, b]).sum(), [(3,), (3,)]),
-    "cdist": (lambda a, b: gpugrad.cdist(a, b), [(3, 4), (2, 4)]),
-    "cdist_p3": (lambda a, b: gpugrad.cdist(a, b, p=3), [(3, 4), (2, 4)]),
-    "cummax": (lambda a: gpugrad.cummax(a, 1).values, [(3, 5)]),
-    "cummin": (lambda a: a.cummin(0).values, [(3, 5)]),
-    "fmax": (lambda a, b: gpugrad.fmax(a, b), [(3, 4), (4,)]),
-    "fmin": (lambda a, b: gpugrad.fmin(a, b), [(3, 4), (4,)]),
-    "float_power": (lambda a, b: gpugrad.float_power(a.abs() + 0.5, b), [(4,), (4,)]),
-    "quantile": (lambda a: gpugrad.quantile(a, _q(a.device), dim=1), [(3, 5)]),
-    "nanquantile": (lambda a: gpugrad.nanquantile(a, 0.4, interpolation="midpoint"), [(7,)]),
-    "nanmedian": (lambda a: gpugrad.nanmedian(a, 0).values, [(5, 2)]),
-    "cov": (lambda a: gpugrad.cov(a, aweights=tensor([1, 2, 3, 1, 0.5], a.device)), [(3, 5)]),
-    "corrcoef": (lambda a: gpugrad.corrcoef(a), [(3, 5)]),
-    "matrix_exp": (lambda a: gpugrad.matrix_exp(a), [(2, 3, 3)]),
-    "renorm": (lambda a: a.renorm(2, 0, 1.0), [(3, 4)]),
-    "sum_to_size": (lambda a: a.sum_to_size(3, 1), [(3, 4)]),
-    "put_accumulate": (lambda a, s: a.put(gpugrad.tensor([0, 5, 0], device=a.device), s,
-                                          accumulate=True), [(2, 3), (3,)]),
-    "index_put": (lambda a, s: a.index_put((gpugrad.tensor([0, 1], device=a.device),), s),
-                  [(2, 3), (2, 3)]),
-    "index_put_accumulate": (lambda a, s: a.index_put(
-        (gpugrad.tensor([0, 1, 0], device=a.device),), s, accumulate=True), [(2, 3), (3,)]),
-}
-
-
-@pytest.mark.parametrize("name", sorted(GRAD_CASES))
-def test_gradcheck(name, device, rng):
-    fn, shapes = GRAD_CASES[name]
-    inputs = [tensor(rng.standard_normal(s), device, requires_grad=True) for s in shapes]
-    assert gradcheck(fn, inputs)
-    assert gradgradcheck(fn, inputs)
-
-
-def test_cummax_values_are_differentiable_indices_are_not(device):
+def test_in_place_shape_changes(device):
+    t = tensor(np.arange(6.0).reshape(2, 3), device)
+    assert t.unsqueeze_(0) is t and t.shape == (1, 2, 3)
+    assert t.squeeze_().shape == (2, 3)
+    t.t_()
+    np.testing.assert_array_equal(to_numpy(t), np.arange(6.0).reshape(2, 3).T)
     x = tensor([1.0, 2.0], device, requires_grad=True)
-    values, indices = x.cummax(0)
-    assert values.requires_grad and not indices.requires_grad
+    y = x * 3
+    y.unsqueeze_(1)
+    assert y.shape == (2, 1) and y.grad_fn.name() == "UnsqueezeBackward0"
+    y.sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [3, 3])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        x.unsqueeze_(0)
 
 
-# -- PyTorch as an oracle -------------------------------------------------------------------------
-ORACLE = {
-    "tensordot": lambda m, a, b: m.tensordot(a, b, dims=([0], [0])),
-    "atleast_3d": lambda m, a, b: m.atleast_3d(a[0]),
-    "hstack": lambda m, a, b: m.hstack([a, a]),
-    "vstack": lambda m, a, b: m.vstack([a[0], a[1]]),
-    "dstack": lambda m, a, b: m.dstack([a, a]),
-    "column_stack": lambda m, a, b: m.column_stack([a[0], a.T]),
-    "block_diag": lambda m, a, b: m.block_diag(a, b[0]),
-    "cartesian_prod": lambda m, a, b: m.cartesian_prod(a[0], b[0]),
-    "combinations": lambda m, a, b: m.combinations(a[0], 3),
-    "diag_embed": lambda m, a, b: m.diag_embed(a, -1, 0, 1),
-    "cdist": lambda m, a, b: m.cdist(a.T, b.T),
-    "cdist_p1": lambda m, a, b: m.cdist(a.T, b.T, p=1),
-    "searchsorted": lambda m, a, b: m.searchsorted(m.sort(a[0]).values, b),
-    "bucketize": lambda m, a, b: m.bucketize(a, m.sort(b[0]).values, right=True),
-    "histc": lambda m, a, b: m.histc(a, 5),
-    "cummax": lambda m, a, b: tuple(m.cummax(m.round(a), 1)),
-    "cummin": lambda m, a, b: tuple(m.cummin(m.round(a), 0)),
-    "fmax": lambda m, a, b: m.fmax(a, m.where(b[:, :3] > 0, b[:, :3], m.tensor(float("nan")))),
-    "float_power": lambda m, a, b: m.float_power(a.abs(), 1.5),
-    "quantile": lambda m, a, b: m.quantile(a, m.tensor([0.25, 0.6], dtype=a.dtype), dim=0),
-    "nanquantile": lambda m, a, b: m.nanquantile(m.where(a > 1, a * 0 + float("nan"), a), 0.7,
-                                                 interpolation="nearest"),
-    "nanmedian": lambda m, a, b: m.nanmedian(m.where(a > 1, a * 0 + float("nan"), a)),
-    "cov": lambda m, a, b: m.cov(a, correction=0),
-    "corrcoef": lambda m, a, b: m.corrcoef(b),
-    "logspace": lambda m, a, b: m.logspace(0, 2, 5, base=3.0),
-    "matrix_exp": lambda m, a, b: m.matrix_exp(b[:, :2]),
-    "renorm": lambda m, a, b: a.renorm(1, 1, 0.5),
-    "sum_to_size": lambda m, a, b: a.sum_to_size(1, 3),
-    "index_put": lambda m, a, b: a.index_put((m.tensor([0, 1, 0]),), b[0, :3],
-                                             accumulate=True),
-    "unique_consecutive": lambda m, a, b: m.unique_consecutive(
-        m.round(a * 0.3), return_inverse=True, return_counts=True),
-    "promote_types": lambda m, a, b: m.zeros(1, dtype=m.promote_types(m.float16, m.int64)),
-    "bitwise": lambda m, a, b: (m.round(a * 10).long() << 2) ^ 5,
-}
+def test_renorm_narrow_copy_sum_to_size(device):
+    t = tensor([[3.0, 4.0], [0.3, 0.4]], device)
+    np.testing.assert_allclose(to_numpy(t.renorm(2, 0, 1.0)),
+                               [[0.6 / (1 + 1e-7 / 5) * 1, 0.8 / (1 + 1e-7 / 5)], [0.3, 0.4]],
+                               rtol=1e-12)
+    c = t.narrow_copy(1, 1, 1)
+    c[0, 0] = 99.0
+    assert float(t[0, 1]) == 4.0 and c.shape == (2, 1)   # a copy, not a view
+    m = tensor(np.arange(6.0).reshape(2, 3), device)
+    np.testing.assert_array_equal(to_numpy(m.sum_to_size(1, 3)), [[3, 5, 7]])
+    np.testing.assert_array_equal(to_numpy(m.sum_to_size(2, 1)), [[3], [12]])
+    np.testing.assert_array_equal(to_numpy(m.sum_to_size(3)), [3, 5, 7])
+    with pytest.raises(RuntimeError, match=r"size \{\[3, 3\]\} is not expandable to size "
+                                           r"\{\[2, 3\]\}\."):
+        m.sum_to_size(3, 3)
 
 
-@pytest.mark.parametrize("name", sorted(ORACLE))
-def test_against_torch(name, rng):
-    torch = pytest.importorskip("torch")
-    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 4))
-    fn = ORACLE[name]
-    ours = fn(gpugrad, gpugrad.tensor(a), gpugrad.tensor(b))
-    theirs = fn(torch, torch.tensor(a), torch.tensor(b))
-    ours = ours if isinstance(ours, tuple) else (ours,)
-    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
-    assert len(ours) == len(theirs)
-    for o, t in zip(ours, theirs):
-        assert str(o.dtype) == str(t.dtype).replace("torch.", "")
-        np.testing.assert_allclose(to_numpy(o), t.numpy(), rtol=1e-10, atol=1e-12)
+def idx(data, device="cpu"):
+    return gpugrad.tensor(np.asarray(data), device=device)
+
+
+X = [[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]]
+
+
+def test_repeat_narrow_roll_flip_cumsum_tril(device):
+    x = t(X, device, True)
+    r = x.repeat(2, 1, 2)
+    assert r.shape == (2, 2, 6)
+    np.testing.assert_array_equal(to_numpy(r), np.tile(np.array(X), (2, 1, 2)))
+    r.sum().backward()
+    assert to_numpy(x.grad).tolist() == [[4.0] * 3] * 2
+    assert to_numpy(x.narrow(1, -2, 2)).tolist() == [[1.0, 2.0], [5.0, 4.0]]
+    assert x.narrow(0, 1, 1).grad_fn.name() == "SliceBackward0"
+    assert to_numpy(x.roll(1, 1)).tolist() == [[2.0, 3.0, 1.0], [4.0, 0.0, 5.0]]
+    assert to_numpy(x.flip(0)).tolist() == [X[1], X[0]]
+    assert to_numpy(x.cumsum(1)).tolist() == [[3.0, 4.0, 6.0], [0.0, 5.0, 9.0]]
+    assert gpugrad.cumsum(idx([True, True, False], device), 0).tolist() == [1, 2, 2]
+    assert to_numpy(gpugrad.triu(x, 1)).tolist() == [[0.0, 1.0, 2.0], [0.0, 0.0, 4.0]]
+    f = x.flip(0)
+    f.mul_(0)   # a new tensor, not a view of x
+    assert to_numpy(x).tolist() == X
+
+
+# -- composites, logic, sampling ---------------------------------------------------------------
+def test_shape_composites_record_pytorchs_nodes(device):
+    x = t(np.arange(6.0).reshape(2, 3), device, True)
+    assert x.ravel().grad_fn.name() == "ViewBackward0"
+    m = gpugrad.movedim(t(np.zeros((2, 3, 4)), device), (0, 1), (2, 0))
+    assert m.shape == (3, 4, 2)
+    assert x.movedim(0, 1).grad_fn.name() == "PermuteBackward0"
+    with pytest.raises(RuntimeError, match=re.escape("movedim: Invalid source or destination")):
+        x.movedim((0, 1), 0)
+    a, b = t([1.0, 2.0, 3.0], device, True), t([10.0, 20.0], device)
+    gi, gj = gpugrad.meshgrid(a, b, indexing="ij")
+    assert gi.shape == (3, 2) and to_numpy(gj).tolist() == [[10.0, 20.0]] * 3
+    gx, gy = gpugrad.meshgrid(a, b, indexing="xy")
+    assert gx.shape == (2, 3) and to_numpy(gx).tolist() == [[1.0, 2.0, 3.0]] * 2
+    assert gi.grad_fn.name() == "ExpandBackward0"
+    gi.sum().backward()
+    assert to_numpy(a.grad).tolist() == [2.0, 2.0, 2.0]
+    with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+        gpugrad.meshgrid(a, b)
+    p, q = gpugrad.broadcast_tensors(x, t([1.0, 2.0, 3.0], device))
+    assert p is x and q.shape == (2, 3) and q.grad_fn is None
+
+
+def test_shape_errors_of_the_new_ops_are_pytorchs(device):
+    a, b, c = t(np.ones((2, 3)), device), t(np.ones(4), device), t(np.ones(3), device)
+    mask4 = gpugrad.tensor(np.ones(4, dtype=bool), device=device)
+    for call, (x, y) in [
+            (lambda: gpugrad.atan2(a, b), (3, 4)), (lambda: gpugrad.lerp(a, b, 0.5), (3, 4)),
+            (lambda: gpugrad.addcmul(a, b, c), (3, 4)), (lambda: a.masked_select(mask4), (4, 3)),
+            (lambda: a.masked_fill(mask4, 1.0), (4, 3))]:
+        with pytest.raises(RuntimeError, match=re.escape(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                "non-singleton dimension 1")):
+            call()
+
+
+# -- more Tensor methods (gpugrad.ops.methods_more) ---------------------------------------------
+def test_unfold_is_a_view_and_checks_its_arguments(device):
+    x = gpugrad.arange(6.0, device=device)
+    w = x.unfold(0, 3, 2)
+    assert w.tolist() == [[0.0, 1.0, 2.0], [2.0, 3.0, 4.0]]
+    x[2] = 10.0   # written through the base: both windows see it
+    assert w[:, 0].tolist() == [0.0, 10.0] and w[0, 2].item() == 10.0
+    assert gpugrad.tensor(1.0, device=device).unfold(0, 1, 1).tolist() == [1.0]
+    with pytest.raises(RuntimeError, match="maximum size for tensor at dimension 0 is 6 but "
+                                           "size is 7"):
+        x.unfold(0, 7, 1)
+    with pytest.raises(RuntimeError, match="step is 0 but must be > 0"):
+        x.unfold(0, 2, 0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.unfold(1, 2, 1)
+
+
+def test_repeat_interleave_forms_and_errors(device):
+    x = gpugrad.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
+    assert x.repeat_interleave(2).tolist() == [1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0]
+    reps = gpugrad.tensor([1, 3], device=device)
+    y = gpugrad.repeat_interleave(x, reps, dim=0)
+    assert y.tolist() == [[1.0, 2.0]] + [[3.0, 4.0]] * 3
+    y.sum().backward()
+    assert x.grad.tolist() == [[1.0, 1.0], [3.0, 3.0]]
+    assert gpugrad.repeat_interleave(reps).tolist() == [0, 1, 1, 1]
+    with pytest.raises(RuntimeError, match="Repeats must be non-negative"):
+        x.repeat_interleave(-1)
+    with pytest.raises(RuntimeError, match=r"repeats must have the same size as input along "
+                                           r"dim, but got repeats.size\(0\) = 3 and "
+                                           r"input.size\(0\) = 2"):
+        x.repeat_interleave(gpugrad.tensor([1, 2, 3], device=device), dim=0)
+
+
+# -- shapes ----------------------------------------------------------------------------------------
+VIEW_ERROR = ("^view size is not compatible with input tensor's size and stride \\(at least one "
+              "dimension spans across two contiguous subspaces\\). Use .reshape\\(...\\) instead.$")
+
+
+def test_view_follows_the_stride_rule(device):
+    a = gpugrad.arange(12.0, device=device).reshape(3, 4)
+    assert to_numpy(a[:, :2].view(3, 1, 2)).tolist() == [[[0.0, 1.0]], [[4.0, 5.0]], [[8.0, 9.0]]]
+    assert to_numpy(a.t().view(2, 2, 3))[1, 0].tolist() == [2.0, 6.0, 10.0]
+    assert tuple(gpugrad.arange(24.0, device=device).reshape(2, 3, 4).permute(2, 0, 1)
+                 .view(4, 6).shape) == (4, 6)
+    assert tuple(gpugrad.arange(3.0, device=device).expand(4, 3).view(2, 2, 3).shape) == (2, 2, 3)
+    assert to_numpy(gpugrad.arange(12.0, device=device)[::2].view(2, 3)).tolist() == [
+        [0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    for bad in (lambda: a[:, :2].view(6), lambda: a.t().view(12),
+                lambda: gpugrad.arange(3.0, device=device).expand(4, 3).view(12)):
+        with pytest.raises(RuntimeError, match=VIEW_ERROR):
+            bad()
+    with pytest.raises(RuntimeError, match=r"^shape '\[5\]' is invalid for input of size 12$"):
+        a.t().view(5)
+    with pytest.raises(RuntimeError, match="^only one dimension can be inferred$"):
+        a.view(-1, -1)
+    with pytest.raises(RuntimeError, match=r"^cannot reshape tensor of 0 elements into shape "
+                                           r"\[0, -1\] because the unspecified dimension size -1 "
+                                           r"can be any value and is ambiguous$"):
+        gpugrad.zeros(0, 3, device=device).view(0, -1)
+    v = a[:, :2].view(3, 1, 2)   # a real view: writes show through
+    v[0, 0, 0] = 100.0
+    assert to_numpy(a)[0, 0] == 100.0
+    x = gpugrad.ones(3, 4, device=device, requires_grad=True)
+    (x.t().view(2, 2, 3) * 2).sum().backward()
+    assert to_numpy(x.grad).tolist() == [[2.0] * 4] * 3
+
+
+def test_squeeze_checks_its_dims():
+    x = gpugrad.ones(1, 2, 1)
+    for dim in (3, -4, (0, 3)):
+        with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range "
+                                             r"of \[-3, 2\], but got (3|-4)\)$"):
+            x.squeeze(dim)
+    with pytest.raises(IndexError, match=r"range of \[-1, 0\], but got 1\)$"):
+        gpugrad.tensor(1.0).squeeze(1)
+    with pytest.raises(RuntimeError, match="^dim 0 appears multiple times in the list of dims$"):
+        x.squeeze((0, 0))
+    assert tuple(x.squeeze((0, 2)).shape) == (2,) and tuple(x.squeeze(-1).shape) == (1, 2)
+
+
+def test_flip_takes_dims_as_varargs(device):
+    a = gpugrad.arange(4.0, device=device).reshape(2, 2)
+    assert to_numpy(a.flip(0, 1)).tolist() == [[3.0, 2.0], [1.0, 0.0]]
+    assert to_numpy(a.flip((0, 1))).tolist() == [[3.0, 2.0], [1.0, 0.0]]
+    assert to_numpy(a.flip(0)).tolist() == [[2.0, 3.0], [0.0, 1.0]]
+    assert to_numpy(a.flip(dims=(1,))).tolist() == [[1.0, 0.0], [3.0, 2.0]]
+    with pytest.raises(TypeError, match='^flip\\(\\) missing 1 required positional arguments: '
+                                        '"dims"$'):
+        a.flip()
+
+
+def test_to_copy_in_the_op_copies():
+    from gpugrad.ops.shape import ToCopyBackward0
+    a = gpugrad.tensor([1.0, 2.0])
+    b = ToCopyBackward0.apply(a)   # what to(..., copy=True) runs when nothing else changes
+    b[0] = 9.0
+    assert a.tolist() == [1.0, 2.0] and b.tolist() == [9.0, 2.0]
