@@ -594,4 +594,3 @@ def test_against_torch():
             np.testing.assert_allclose(a, b, rtol=1e-12)
         else:
             assert a == b
-
