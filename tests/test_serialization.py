@@ -1,9 +1,12 @@
-"""gpugrad.save / gpugrad.load, gpugrad.utils.data and the built-in data sets."""
+"""gpugrad.save / gpugrad.load: state dicts, nested values, whole models, map_location, refused and
+foreign files, storages shared through save/load, and checkpoints written by PyTorch itself."""
 from __future__ import annotations
 
 import io
 import math
 import pickle
+import re
+import struct
 import zipfile
 from collections import OrderedDict
 
@@ -13,9 +16,7 @@ import pytest
 import gpugrad
 import gpugrad.nn as nn
 import gpugrad.optim as optim
-from gpugrad import datasets
 from gpugrad.serialization import SerializationError
-from gpugrad.utils.data import DataLoader, Dataset, TensorDataset, default_collate
 
 
 # -- save / load ----------------------------------------------------------------------------------
@@ -193,89 +194,131 @@ def test_map_location(tmp_path):
     assert gpugrad.load(path, map_location=lambda s, loc: s)["w"].device.type == "cpu"
 
 
-# -- data loading ---------------------------------------------------------------------------------
-def _dataset(n=10):
-    return TensorDataset(gpugrad.arange(2 * n, dtype=gpugrad.float32).reshape(n, 2),
-                         gpugrad.arange(n))
+# -- save / load ----------------------------------------------------------------------------------
+def _round_trip(obj, **kwargs):
+    buf = io.BytesIO()
+    gpugrad.save(obj, buf)
+    buf.seek(0)
+    return gpugrad.load(buf, **kwargs)
 
 
-def test_tensor_dataset():
-    ds = _dataset()
-    assert len(ds) == 10
-    x, y = ds[3]
-    assert x.tolist() == [6.0, 7.0] and y.item() == 3
-    with pytest.raises(AssertionError, match="Size mismatch between tensors"):
-        TensorDataset(gpugrad.zeros(3), gpugrad.zeros(4))
+def test_views_of_one_tensor_load_as_views_of_one_buffer(device):
+    t = gpugrad.arange(6.0, device=device)
+    a, b, c, a2 = _round_trip([t, t[2:4], t.view(2, 3).t(), t])
+    assert a is a2 and a.device == t.device
+    b.fill_(-1)
+    assert a.tolist() == [0.0, 1.0, -1.0, -1.0, 4.0, 5.0]
+    assert c.tolist() == [[0.0, -1.0], [1.0, 4.0], [-1.0, 5.0]]
+    assert c.stride() == (1, 3)
+    if device == "cpu":   # simulated CuPy does not track offsets into one allocation
+        assert b.storage_offset() == 2
 
 
-def test_dataloader_batches_in_order():
-    loader = DataLoader(_dataset(), batch_size=4)
-    batches = list(loader)
-    assert len(loader) == 3 and [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7],
-                                                                      [8, 9]]
-    assert batches[0][0].shape == (4, 2) and batches[0][0].dtype == gpugrad.float32
-    dropped = DataLoader(_dataset(), batch_size=4, drop_last=True)
-    assert len(dropped) == 2 and [len(b[1]) for b in dropped] == [4, 4]
+def test_a_lone_transpose_keeps_its_strides_and_a_lone_slice_is_saved_alone():
+    t = _round_trip(gpugrad.arange(6.0).reshape(2, 3).t())
+    assert t.stride() == (1, 3) and not t.is_contiguous() and t.tolist() == [[0, 3], [1, 4],
+                                                                              [2, 5]]
+    s = _round_trip(gpugrad.arange(1000.0)[10:12])
+    assert s.tolist() == [10.0, 11.0] and s.untyped_storage().nbytes() == 8
 
 
-def test_dataloader_batches_are_copies():
-    ds = _dataset()
-    x, _ = next(iter(DataLoader(ds, batch_size=4)))
-    x.zero_()
-    assert ds.tensors[0][0].tolist() == [0.0, 1.0] and ds.tensors[0][1].tolist() == [2.0, 3.0]
+def test_plain_python_and_torch_values_load_with_weights_only():
+    obj = {"set": {1, 2}, "frozen": frozenset({3}), "c": 1 + 2j, "b": b"\x00ab",
+           "dtype": gpugrad.float16, "dev": gpugrad.device("cpu"), "size": gpugrad.Size([2, 3]),
+           "inf": float("inf")}
+    back = _round_trip(obj)
+    assert back["set"] == {1, 2} and type(back["frozen"]) is frozenset
+    assert back["c"] == 1 + 2j and back["b"] == b"\x00ab" and back["inf"] == float("inf")
+    assert back["dtype"] == gpugrad.float16 and back["dev"] == gpugrad.device("cpu")
+    assert type(back["size"]) is gpugrad.Size and back["size"] == (2, 3)
 
 
-def test_dataloader_shuffle_is_seeded():
-    def epochs(seed, n=2):
-        loader = DataLoader(_dataset(), batch_size=3, shuffle=True,
-                            generator=gpugrad.Generator().manual_seed(seed))
-        return [[v for b in loader for v in b[1].tolist()] for _ in range(n)]
+def test_map_location_may_be_a_function():
+    seen = []
 
-    a, b = epochs(0), epochs(0)
-    assert a == b                                     # same seed, same order
-    assert a[0] != a[1]                               # a new order each epoch
-    assert sorted(a[0]) == list(range(10))            # every sample once
-    assert epochs(1)[0] != a[0]
-    gpugrad.manual_seed(5)
-    first = [v for b in DataLoader(_dataset(), batch_size=4, shuffle=True) for v in b[1].tolist()]
-    gpugrad.manual_seed(5)
-    again = [v for b in DataLoader(_dataset(), batch_size=4, shuffle=True) for v in b[1].tolist()]
-    assert first == again                             # the global seed drives the default
+    def keep(storage, location):
+        seen.append(location)
+        return storage
+
+    t = _round_trip(gpugrad.ones(2), map_location=keep)
+    assert t.device.type == "cpu" and t.tolist() == [1.0, 1.0] and seen == ["cpu"]
+    assert _round_trip(gpugrad.ones(1), map_location=lambda s, loc: None).device.type == "cpu"
 
 
-def test_generic_dataset_path_matches_the_fast_path():
-    class Squares(Dataset):
-        def __len__(self):
-            return 5
-
-        def __getitem__(self, i):
-            return gpugrad.tensor([float(i)]), i * i
-
-    batches = list(DataLoader(Squares(), batch_size=2))
-    assert [b[1].tolist() for b in batches] == [[0, 1], [4, 9], [16]]
-    assert batches[0][0].shape == (2, 1)
-    ds = _dataset()
-    fast = list(DataLoader(ds, batch_size=4))
-    slow = list(DataLoader(ds, batch_size=4, collate_fn=default_collate))
-    for (a, b), (c, d) in zip(fast, slow):
-        assert a.tolist() == c.tolist() and b.tolist() == d.tolist()
+def test_saving_into_a_missing_directory(tmp_path):
+    missing = tmp_path / "nope"
+    with pytest.raises(RuntimeError, match=re.escape(f"Parent directory {missing} does not "
+                                                     "exist.")):
+        gpugrad.save(gpugrad.ones(1), missing / "x.pt")
 
 
-def test_default_collate_structures():
-    out = default_collate([{"x": gpugrad.ones(2), "y": 1}, {"x": gpugrad.zeros(2), "y": 2}])
-    assert out["x"].shape == (2, 2) and out["y"].tolist() == [1, 2]
-    assert default_collate([1.5, 2.5]).dtype == gpugrad.float64
-    assert default_collate(["a", "b"]) == ["a", "b"]
+# -- checkpoints written by PyTorch ---------------------------------------------------------------
+def _unicode(s):
+    b = s.encode()
+    return b"X" + struct.pack("<I", len(b)) + b
 
 
-# -- built-in data sets ---------------------------------------------------------------------------
-def test_spirals_are_deterministic_and_balanced():
-    a, b = datasets.load("spirals"), datasets.load("spirals")
-    assert all(np.array_equal(u.numpy(), v.numpy()) for u, v in zip(a, b))
-    assert a.x_train.shape == (2250, 2) and a.x_test.shape == (750, 2)
-    assert a.x_train.dtype == gpugrad.float32 and a.y_train.dtype == gpugrad.int64
-    assert np.bincount(np.concatenate([a.y_train.numpy(), a.y_test.numpy()])).tolist() == [1000] * 3
-    assert not np.array_equal(datasets.load("spirals", seed=1).x_train.numpy(), a.x_train.numpy())
-    assert datasets.load("moons").y_train.max().item() == 1
-    with pytest.raises(ValueError, match="unknown data set 'mnist'"):
-        datasets.load("mnist")
+def _torch_checkpoint(extra_global=None):
+    """{'w': a 2x3 float32 tensor over storage '0', 'v': its column view, 'n': 3}, written as
+    torch.save writes it (protocol 2 pickle + raw storage records)."""
+    def tensor(offset, size, stride):
+        ints = b"".join(b"K" + bytes([n]) for n in size) + b"\x86"
+        strides = b"".join(b"K" + bytes([n]) for n in stride) + b"\x86"
+        return (b"ctorch._utils\n_rebuild_tensor_v2\n("
+                + b"(" + _unicode("storage") + b"ctorch\nFloatStorage\n" + _unicode("0")
+                + _unicode("cpu") + b"K\x06tQ"
+                + b"K" + bytes([offset]) + ints + strides + b"\x89"
+                + b"ccollections\nOrderedDict\n)RtR")
+    body = (b"\x80\x02}(" + _unicode("w") + tensor(0, (2, 3), (3, 1))
+            + _unicode("v") + tensor(1, (2, 1), (3, 1)) + _unicode("n") + b"K\x03")
+    if extra_global:
+        body += _unicode("x") + b"c" + extra_global + b"\n" + _unicode("echo") + b"\x85R"
+    body += b"u."
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("archive/data.pkl", body)
+        z.writestr("archive/byteorder", "little")
+        z.writestr("archive/data/0", np.arange(6, dtype="<f4").tobytes())
+        z.writestr("archive/version", "3\n")
+    buf.seek(0)
+    return buf
+
+
+def test_a_pytorch_checkpoint_loads(device):
+    back = gpugrad.load(_torch_checkpoint(), map_location=device)
+    assert back["n"] == 3 and back["w"].dtype == gpugrad.float32
+    assert back["w"].device.type == device
+    assert back["w"].tolist() == [[0, 1, 2], [3, 4, 5]] and back["v"].tolist() == [[1], [4]]
+    back["v"].fill_(-1)
+    assert back["w"].tolist() == [[0, -1, 2], [3, -1, 5]]
+
+
+def test_a_pytorch_checkpoint_cannot_run_code(tmp_path):
+    with pytest.raises(pickle.UnpicklingError, match="unsupported global posix.system"):
+        gpugrad.load(_torch_checkpoint(extra_global=b"posix\nsystem"))
+
+
+def test_checkpoints_from_torch_save_load():
+    torch = pytest.importorskip("torch")
+    gpugrad.manual_seed(0)
+    lin = torch.nn.Linear(3, 2)
+    opt = torch.optim.Adam(lin.parameters(), lr=0.01)
+    lin(torch.ones(1, 3)).sum().backward()
+    opt.step()
+    base = torch.arange(6.0)
+    buf = io.BytesIO()
+    torch.save({"model": lin.state_dict(), "optim": opt.state_dict(), "views": [base, base[2:4]],
+                "half": torch.ones(2, dtype=torch.float16), "p": torch.nn.Parameter(
+                    torch.ones(1)), "size": torch.Size([4]), "dtype": torch.int64}, buf)
+    buf.seek(0)
+    back = gpugrad.load(buf)
+    mine = gpugrad.nn.Linear(3, 2)
+    mine.load_state_dict(back["model"])
+    np.testing.assert_array_equal(mine.weight.detach().numpy(), lin.weight.detach().numpy())
+    adam = optim.Adam(mine.parameters(), lr=0.5)
+    adam.load_state_dict(back["optim"])
+    assert adam.param_groups[0]["lr"] == 0.01 and adam.state[mine.weight]["step"].item() == 1
+    back["views"][1].fill_(7)
+    assert back["views"][0].tolist() == [0, 1, 7, 7, 4, 5]
+    assert back["half"].dtype == gpugrad.float16 and isinstance(back["p"], gpugrad.nn.Parameter)
+    assert type(back["size"]) is gpugrad.Size and back["dtype"] == gpugrad.int64

@@ -1,9 +1,10 @@
-"""gpugrad.utils.data beyond the basics: Subset, random_split, ConcatDataset, IterableDataset,
-the samplers, default_collate/default_convert and the DataLoader's options, with PyTorch's
-messages (and, when PyTorch is installed, its lengths and collated structures)."""
+"""gpugrad.utils.data: TensorDataset, Subset, random_split, ConcatDataset, IterableDataset, the
+samplers, default_collate/default_convert and the DataLoader (batching, shuffling, options), with
+PyTorch's messages (and, when PyTorch is installed, its lengths and collated structures)."""
 from __future__ import annotations
 
 import collections
+import re
 import warnings
 
 import numpy as np
@@ -444,3 +445,129 @@ def test_dataloader_argument_errors(kwargs, message):
 def test_dataloader_refuses_unknown_options():
     with pytest.raises(TypeError):
         DataLoader(_dataset(), batchsize=4)
+
+
+# -- data loading ---------------------------------------------------------------------------------
+def _dataset(n=10):
+    return TensorDataset(gpugrad.arange(2 * n, dtype=gpugrad.float32).reshape(n, 2),
+                         gpugrad.arange(n))
+
+
+def test_tensor_dataset():
+    ds = _dataset()
+    assert len(ds) == 10
+    x, y = ds[3]
+    assert x.tolist() == [6.0, 7.0] and y.item() == 3
+    with pytest.raises(AssertionError, match="Size mismatch between tensors"):
+        TensorDataset(gpugrad.zeros(3), gpugrad.zeros(4))
+
+
+def test_dataloader_batches_in_order():
+    loader = DataLoader(_dataset(), batch_size=4)
+    batches = list(loader)
+    assert len(loader) == 3 and [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7],
+                                                                      [8, 9]]
+    assert batches[0][0].shape == (4, 2) and batches[0][0].dtype == gpugrad.float32
+    dropped = DataLoader(_dataset(), batch_size=4, drop_last=True)
+    assert len(dropped) == 2 and [len(b[1]) for b in dropped] == [4, 4]
+
+
+def test_dataloader_batches_are_copies():
+    ds = _dataset()
+    x, _ = next(iter(DataLoader(ds, batch_size=4)))
+    x.zero_()
+    assert ds.tensors[0][0].tolist() == [0.0, 1.0] and ds.tensors[0][1].tolist() == [2.0, 3.0]
+
+
+def test_dataloader_shuffle_is_seeded():
+    def epochs(seed, n=2):
+        loader = DataLoader(_dataset(), batch_size=3, shuffle=True,
+                            generator=gpugrad.Generator().manual_seed(seed))
+        return [[v for b in loader for v in b[1].tolist()] for _ in range(n)]
+
+    a, b = epochs(0), epochs(0)
+    assert a == b                                     # same seed, same order
+    assert a[0] != a[1]                               # a new order each epoch
+    assert sorted(a[0]) == list(range(10))            # every sample once
+    assert epochs(1)[0] != a[0]
+    gpugrad.manual_seed(5)
+    first = [v for b in DataLoader(_dataset(), batch_size=4, shuffle=True) for v in b[1].tolist()]
+    gpugrad.manual_seed(5)
+    again = [v for b in DataLoader(_dataset(), batch_size=4, shuffle=True) for v in b[1].tolist()]
+    assert first == again                             # the global seed drives the default
+
+
+def test_generic_dataset_path_matches_the_fast_path():
+    class Squares(Dataset):
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return gpugrad.tensor([float(i)]), i * i
+
+    batches = list(DataLoader(Squares(), batch_size=2))
+    assert [b[1].tolist() for b in batches] == [[0, 1], [4, 9], [16]]
+    assert batches[0][0].shape == (2, 1)
+    ds = _dataset()
+    fast = list(DataLoader(ds, batch_size=4))
+    slow = list(DataLoader(ds, batch_size=4, collate_fn=default_collate))
+    for (a, b), (c, d) in zip(fast, slow):
+        assert a.tolist() == c.tolist() and b.tolist() == d.tolist()
+
+
+def test_default_collate_structures():
+    out = default_collate([{"x": gpugrad.ones(2), "y": 1}, {"x": gpugrad.zeros(2), "y": 2}])
+    assert out["x"].shape == (2, 2) and out["y"].tolist() == [1, 2]
+    assert default_collate([1.5, 2.5]).dtype == gpugrad.float64
+    assert default_collate(["a", "b"]) == ["a", "b"]
+
+
+# -- default_collate ------------------------------------------------------------------------------
+def test_collate_keeps_string_fields_as_the_tuple_zip_gives():
+    out = default_collate([(1, "a"), (2, "b")])
+    assert type(out) is list and out[0].tolist() == [1, 2] and out[1] == ("a", "b")
+    nested = default_collate([{"k": [(1, "x")]}, {"k": [(2, "y")]}])
+    assert nested["k"][0][0].tolist() == [1, 2] and nested["k"][0][1] == ("x", "y")
+    named = default_collate([Point("p", 1.0), Point("q", 2.0)])
+    assert type(named) is Point and named.x == ("p", "q") and named.y.dtype == gpugrad.float64
+    batches = list(DataLoader([(1, "a"), (2, "b"), (3, "c")], batch_size=2))
+    assert [b[1] for b in batches] == [("a", "b"), ("c",)]
+
+
+def test_collate_dtypes_and_shapes():
+    assert default_collate([1.0, 2.5]).dtype == gpugrad.float64
+    assert default_collate([1, 2]).dtype == gpugrad.int64
+    assert default_collate([True, False]).dtype == gpugrad.bool
+    assert default_collate([1, 2.5]).dtype == gpugrad.float32   # first element decides: int
+    assert default_collate([np.float32(1), np.float32(2)]).dtype == gpugrad.float32
+    assert default_collate([np.array([1, 2]), np.array([3, 4])]).shape == (2, 2)
+    assert default_collate(["a", "b"]) == ["a", "b"]
+    with pytest.raises(RuntimeError, match="^each element in list of batch should be of equal "
+                                           "size$"):
+        default_collate([[1, 2, 3], [4, 5]])
+
+
+# -- datasets -------------------------------------------------------------------------------------
+def test_tensor_dataset_errors_are_pytorchs():
+    with pytest.raises(AssertionError, match="^Size mismatch between tensors$"):
+        TensorDataset(gpugrad.zeros(3), gpugrad.zeros(4))
+    with pytest.raises(IndexError, match="^tuple index out of range$"):
+        TensorDataset()
+
+
+def test_random_split_fractions_hand_out_the_remainder_round_robin():
+    gpugrad.manual_seed(0)
+    assert [len(s) for s in random_split(range(10), [0.33, 0.33, 0.34])] == [4, 3, 3]
+    assert [len(s) for s in random_split(range(7), [0.1, 0.2, 0.3, 0.4])] == [1, 2, 2, 2]
+    assert [len(s) for s in random_split(range(11), [0.5, 0.5])] == [6, 5]
+
+
+def test_iterable_dataset_refuses_shuffle():
+    class Stream(IterableDataset):
+        def __iter__(self):
+            return iter(range(3))
+
+    with pytest.raises(ValueError, match=re.escape(
+            "DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+            "shuffle=True")):
+        DataLoader(Stream(), shuffle=True)
