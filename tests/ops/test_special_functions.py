@@ -1,7 +1,8 @@
-"""The rest of gpugrad.special: incomplete gamma, Hurwitz zeta, erfcx, scaled and unscaled Bessel
-functions, Airy's Ai and the orthogonal polynomials. Exact values where closed forms exist,
-identities and recurrences, mpmath and PyTorch as oracles when installed, gradients (gradcheck,
-double backward), PyTorch's missing derivatives, dtypes and error messages."""
+"""gpugrad.special's incomplete gamma, Hurwitz zeta, erfcx, scaled and unscaled Bessel functions,
+Airy's Ai and the orthogonal polynomials. Exact values where closed forms exist, identities and
+recurrences, mpmath and PyTorch as oracles when installed, gradients (gradcheck, double
+backward), PyTorch's missing derivatives, dtypes and error messages. The series gpugrad sums
+itself (lgamma, digamma, erfinv ...): test_special.py."""
 from __future__ import annotations
 
 import math

@@ -112,5 +112,4 @@ def test_top_level_aliases_of_functional_and_of_methods(device):
                                                                  [9.0, 9.0, 9.0]]
 
 
-# -- gradient: numpy.gradient's estimates, as recorded ops ---------------------------------------
 F = np.array([[1.0, 2.0, 4.0, 8.0, 16.0], [10.0, 20.0, 35.0, 80.0, 100.0], [0, 1, 0, 1, 0]])
