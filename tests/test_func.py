@@ -1,14 +1,17 @@
 """``gpugrad.func`` (PyTorch's ``torch.func`` transforms): values, composition (grad of grad,
-per-sample gradients with vmap of grad), pytrees, and PyTorch's errors."""
+per-sample gradients with vmap of grad), pytrees, linearize, stack_module_state, and PyTorch's
+errors."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
-from conftest import to_numpy
+from conftest import tensor, to_numpy
 
 import gpugrad
+from gpugrad import func, nn
 from gpugrad import func as F
-from gpugrad import nn
 
 
 def _t(values, device="cpu"):
@@ -127,3 +130,52 @@ def test_same_values_as_torch_func(rng):
         out[lib.__name__] = (per.numpy(), hess.numpy())
     for a, b in zip(out["gpugrad"], out["torch"]):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+# -- func.linearize / func.stack_module_state -----------------------------------------------------
+def test_linearize_returns_the_output_and_the_jvp(device):
+    x, y = tensor([0.5, 1.0, -2.0], device), tensor([3.0, -1.0, 0.25], device)
+    out, jvp_fn = func.linearize(lambda a, b: a.sin() * b, x, y)
+    xs, ys = to_numpy(x), to_numpy(y)
+    np.testing.assert_allclose(to_numpy(out), np.sin(xs) * ys)
+    tx, ty = np.array([1.0, 2.0, -1.0]), np.array([0.5, 0.0, 4.0])
+    np.testing.assert_allclose(to_numpy(jvp_fn(tensor(tx, device), tensor(ty, device))),
+                               np.cos(xs) * ys * tx + np.sin(xs) * ty, rtol=1e-13)
+    with pytest.raises(RuntimeError, match=re.escape("tangent:1 with shape")):
+        jvp_fn(tensor(tx, device), tensor([1.0], device))
+
+
+def test_stack_module_state_stacks_along_a_new_first_dim():
+    models = [nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)).double() for _ in range(4)]
+    params, buffers = func.stack_module_state(models)
+    assert list(params) == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    assert list(buffers) == ["1.running_mean", "1.running_var", "1.num_batches_tracked"]
+    assert params["0.weight"].shape == (4, 2, 3) and buffers["1.running_var"].shape == (4, 2)
+    assert params["0.weight"].is_leaf and params["0.weight"].requires_grad
+    assert not buffers["1.running_mean"].requires_grad
+    np.testing.assert_array_equal(to_numpy(params["0.bias"]),
+                                  np.stack([to_numpy(m[0].bias) for m in models]))
+    for m in models:
+        m.eval()
+    params, buffers = func.stack_module_state(models)
+    x = tensor(np.random.default_rng(0).standard_normal((5, 3)))
+    out = func.vmap(lambda p, b, x: func.functional_call(models[0], (p, b), (x,)),
+                    in_dims=(0, 0, None))(params, buffers, x)
+    np.testing.assert_allclose(to_numpy(out), np.stack([to_numpy(m(x)) for m in models]),
+                               rtol=1e-12)
+
+
+def test_stack_module_state_errors():
+    with pytest.raises(RuntimeError, match="Expected at least one model, got 0."):
+        func.stack_module_state([])
+    a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+    b.eval()
+    with pytest.raises(RuntimeError, match="Expected all models to have the same training/eval"):
+        func.stack_module_state([a, b])
+    with pytest.raises(RuntimeError, match="Expected all models to be of the same class."):
+        func.stack_module_state([a, nn.Identity()])
+    b.train()
+    b.bias.requires_grad_(False)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected bias from each model to have the same .requires_grad")):
+        func.stack_module_state([a, b])

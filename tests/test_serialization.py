@@ -1,0 +1,324 @@
+"""gpugrad.save / gpugrad.load: state dicts, nested values, whole models, map_location, refused and
+foreign files, storages shared through save/load, and checkpoints written by PyTorch itself."""
+from __future__ import annotations
+
+import io
+import math
+import pickle
+import re
+import struct
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import gpugrad
+import gpugrad.nn as nn
+import gpugrad.optim as optim
+from gpugrad.serialization import SerializationError
+
+
+# -- save / load ----------------------------------------------------------------------------------
+def test_model_state_dict_round_trip(tmp_path):
+    gpugrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    path = tmp_path / "model.npz"
+    gpugrad.save(model.state_dict(), path)
+    loaded = gpugrad.load(path)
+    assert isinstance(loaded, OrderedDict) and list(loaded) == list(model.state_dict())
+    twin = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    twin.load_state_dict(loaded)
+    x = gpugrad.randn(5, 3)
+    np.testing.assert_array_equal(model(x).detach().numpy(), twin(x).detach().numpy())
+
+
+@pytest.mark.gpu
+def test_gpu_state_dict_loads_where_it_was_saved_or_where_mapped(tmp_path):
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    gpugrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).to("cuda")
+    opt = optim.Adam(model.parameters())
+    model(gpugrad.randn(5, 3, device="cuda")).sum().backward()
+    opt.step()
+    gpugrad.save({"model": model.state_dict(), "opt": opt.state_dict()}, tmp_path / "ck.pt")
+    back = gpugrad.load(tmp_path / "ck.pt")
+    assert {v.device.type for v in back["model"].values()} == {"cuda"}
+    host = gpugrad.load(tmp_path / "ck.pt", map_location="cpu")
+    assert {v.device.type for v in host["model"].values()} == {"cpu"}
+    for k, v in model.state_dict().items():
+        np.testing.assert_array_equal(host["model"][k].numpy(), v.cpu().numpy())
+    twin = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))     # on the CPU
+    twin.load_state_dict(back["model"])                         # copies into CPU parameters
+    assert twin[0].weight.device.type == "cpu"
+    np.testing.assert_array_equal(twin[0].weight.detach().numpy(),
+                                  model[0].weight.detach().cpu().numpy())
+    assert int(back["opt"]["state"][0]["step"]) == 1
+
+
+def test_zero_dim_tensors_and_buffers_keep_their_shape(tmp_path):
+    # 0-d tensors (BatchNorm's num_batches_tracked, an Adam step) come back 0-d
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    model(gpugrad.randn(5, 3))
+    gpugrad.save({"model": model.state_dict(), "x": gpugrad.tensor(2.5),
+                  "a": np.array(1.5)}, tmp_path / "m.npz")
+    back = gpugrad.load(tmp_path / "m.npz")
+    assert back["x"].shape == () and back["x"].item() == 2.5 and back["a"].shape == ()
+    assert back["model"]["1.num_batches_tracked"].shape == ()
+    twin = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    twin.load_state_dict(back["model"])
+    assert twin[1].num_batches_tracked.item() == 1
+    np.testing.assert_array_equal(twin[1].running_mean.numpy(), model[1].running_mean.numpy())
+
+
+def test_nested_values_round_trip():
+    t = gpugrad.tensor([1.5, -2.0], dtype=gpugrad.float64, requires_grad=True)
+    obj = {"tensors": [t, gpugrad.tensor([1, 2]), gpugrad.tensor([True, False]),
+                       gpugrad.zeros(2, 0, 3, dtype=gpugrad.float16)],
+           "shared": t, "array": np.arange(3), "step": 7, "lr": 0.1, "nan": math.nan,
+           "inf": -math.inf, "name": "run", "none": None, "flag": True, "pair": (1, "a"),
+           "int_keys": {0: {"momentum_buffer": gpugrad.ones(2)}, (1, 2): "tuple key"},
+           "param": nn.Parameter(gpugrad.ones(1))}
+    buf = io.BytesIO()
+    gpugrad.save(obj, buf)
+    buf.seek(0)
+    back = gpugrad.load(buf)
+    ts = back["tensors"]
+    assert ts[0].tolist() == [1.5, -2.0] and ts[0].dtype == gpugrad.float64 and ts[0].requires_grad
+    assert ts[1].dtype == gpugrad.int64 and ts[2].dtype == gpugrad.bool
+    assert ts[3].shape == (2, 0, 3) and ts[3].dtype == gpugrad.float16
+    assert back["shared"] is ts[0]                      # one tensor saved once, loaded once
+    assert isinstance(back["array"], np.ndarray) and back["array"].tolist() == [0, 1, 2]
+    assert back["step"] == 7 and back["lr"] == 0.1 and math.isnan(back["nan"])
+    assert back["inf"] == -math.inf and back["name"] == "run" and back["none"] is None
+    assert back["flag"] is True and back["pair"] == (1, "a")
+    assert back["int_keys"][0]["momentum_buffer"].tolist() == [1.0, 1.0]
+    assert back["int_keys"][(1, 2)] == "tuple key"
+    assert isinstance(back["param"], nn.Parameter)
+
+
+def test_optimizer_state_dict_round_trip(tmp_path):
+    p = nn.Parameter(gpugrad.ones(2))
+    opt = optim.Adam([p], lr=0.1)
+    p.grad = gpugrad.ones(2)
+    opt.step()
+    gpugrad.save(opt.state_dict(), tmp_path / "opt.npz")
+    other = optim.Adam([nn.Parameter(gpugrad.ones(2))], lr=0.5)
+    other.load_state_dict(gpugrad.load(tmp_path / "opt.npz", map_location="cpu"))
+    assert other.param_groups[0]["lr"] == 0.1 and other.param_groups[0]["betas"] == (0.9, 0.999)
+    assert list(other.state.values())[0]["step"].item() == 1
+
+
+class Net(nn.Module):   # at module level: pickle finds classes by name
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+def test_a_whole_model_is_pickled_and_loads_only_when_trusted(tmp_path):
+    gpugrad.manual_seed(0)
+    net, x = Net(), gpugrad.randn(4, 3)
+    gpugrad.save({"model": net, "epoch": 3}, tmp_path / "whole.pt")
+    with pytest.raises(pickle.UnpicklingError, match="^Weights only load failed: the file holds "
+                                                     "a pickled object of type Net"):
+        gpugrad.load(tmp_path / "whole.pt")
+    back = gpugrad.load(tmp_path / "whole.pt", weights_only=False)
+    assert back["epoch"] == 3 and isinstance(back["model"], Net)
+    assert isinstance(back["model"].fc.weight, nn.Parameter)
+    np.testing.assert_array_equal(back["model"](x).detach().numpy(), net(x).detach().numpy())
+    gpugrad.save(net, tmp_path / "net.pt")
+    assert isinstance(gpugrad.load(tmp_path / "net.pt", weights_only=False, map_location="cpu"),
+                      Net)
+
+
+def test_unsupported_objects_are_refused(tmp_path):
+    with pytest.raises(TypeError, match="cannot save an object of type function"):
+        gpugrad.save({"f": lambda: 0}, tmp_path / "x.npz")
+
+
+def test_foreign_files_give_clear_errors(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(SerializationError, match="is not a file written by gpugrad.save: it is "
+                                                 "not a zip/npz archive"):
+        gpugrad.load(text)
+    plain = tmp_path / "plain.npz"
+    np.savez(plain, a=np.zeros(3))
+    with pytest.raises(SerializationError, match="has no gpugrad.json manifest"):
+        gpugrad.load(plain)
+    assert issubclass(SerializationError, RuntimeError)
+
+
+def test_pickle_checkpoints_are_refused_without_running_them(tmp_path):
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    import pickle
+    ckpt = tmp_path / "model.pt"
+    with zipfile.ZipFile(ckpt, "w") as z:
+        z.writestr("archive/data.pkl", pickle.dumps(Evil()))
+    with pytest.raises(SerializationError, match="looks like a PyTorch checkpoint"):
+        gpugrad.load(ckpt)
+    assert not marker.exists()
+
+
+def test_truncated_and_corrupted_files(tmp_path):
+    path = tmp_path / "m.npz"
+    gpugrad.save({"w": gpugrad.randn(50, 50)}, path)
+    data = path.read_bytes()
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(SerializationError, match="is truncated"):
+        gpugrad.load(cut)
+    bad = bytearray(data)
+    bad[200:210] = b"\x00" * 10   # inside the first array's bytes: the CRC no longer matches
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(bytes(bad))
+    with pytest.raises(SerializationError, match="truncated or corrupted"):
+        gpugrad.load(broken)
+
+
+def test_map_location(tmp_path):
+    path = tmp_path / "m.npz"
+    gpugrad.save({"w": gpugrad.ones(2)}, path)
+    assert gpugrad.load(path, map_location="cpu")["w"].device.type == "cpu"
+    assert gpugrad.load(path, map_location={"cpu": "cpu"})["w"].tolist() == [1.0, 1.0]
+    # PyTorch's callable form: (storage, location) -> storage
+    assert gpugrad.load(path, map_location=lambda s, loc: s)["w"].device.type == "cpu"
+
+
+# -- save / load ----------------------------------------------------------------------------------
+def _round_trip(obj, **kwargs):
+    buf = io.BytesIO()
+    gpugrad.save(obj, buf)
+    buf.seek(0)
+    return gpugrad.load(buf, **kwargs)
+
+
+def test_views_of_one_tensor_load_as_views_of_one_buffer(device):
+    t = gpugrad.arange(6.0, device=device)
+    a, b, c, a2 = _round_trip([t, t[2:4], t.view(2, 3).t(), t])
+    assert a is a2 and a.device == t.device
+    b.fill_(-1)
+    assert a.tolist() == [0.0, 1.0, -1.0, -1.0, 4.0, 5.0]
+    assert c.tolist() == [[0.0, -1.0], [1.0, 4.0], [-1.0, 5.0]]
+    assert c.stride() == (1, 3)
+    if device == "cpu":   # simulated CuPy does not track offsets into one allocation
+        assert b.storage_offset() == 2
+
+
+def test_a_lone_transpose_keeps_its_strides_and_a_lone_slice_is_saved_alone():
+    t = _round_trip(gpugrad.arange(6.0).reshape(2, 3).t())
+    assert t.stride() == (1, 3) and not t.is_contiguous() and t.tolist() == [[0, 3], [1, 4],
+                                                                              [2, 5]]
+    s = _round_trip(gpugrad.arange(1000.0)[10:12])
+    assert s.tolist() == [10.0, 11.0] and s.untyped_storage().nbytes() == 8
+
+
+def test_plain_python_and_torch_values_load_with_weights_only():
+    obj = {"set": {1, 2}, "frozen": frozenset({3}), "c": 1 + 2j, "b": b"\x00ab",
+           "dtype": gpugrad.float16, "dev": gpugrad.device("cpu"), "size": gpugrad.Size([2, 3]),
+           "inf": float("inf")}
+    back = _round_trip(obj)
+    assert back["set"] == {1, 2} and type(back["frozen"]) is frozenset
+    assert back["c"] == 1 + 2j and back["b"] == b"\x00ab" and back["inf"] == float("inf")
+    assert back["dtype"] == gpugrad.float16 and back["dev"] == gpugrad.device("cpu")
+    assert type(back["size"]) is gpugrad.Size and back["size"] == (2, 3)
+
+
+def test_map_location_may_be_a_function():
+    seen = []
+
+    def keep(storage, location):
+        seen.append(location)
+        return storage
+
+    t = _round_trip(gpugrad.ones(2), map_location=keep)
+    assert t.device.type == "cpu" and t.tolist() == [1.0, 1.0] and seen == ["cpu"]
+    assert _round_trip(gpugrad.ones(1), map_location=lambda s, loc: None).device.type == "cpu"
+
+
+def test_saving_into_a_missing_directory(tmp_path):
+    missing = tmp_path / "nope"
+    with pytest.raises(RuntimeError, match=re.escape(f"Parent directory {missing} does not "
+                                                     "exist.")):
+        gpugrad.save(gpugrad.ones(1), missing / "x.pt")
+
+
+# -- checkpoints written by PyTorch ---------------------------------------------------------------
+def _unicode(s):
+    b = s.encode()
+    return b"X" + struct.pack("<I", len(b)) + b
+
+
+def _torch_checkpoint(extra_global=None):
+    """{'w': a 2x3 float32 tensor over storage '0', 'v': its column view, 'n': 3}, written as
+    torch.save writes it (protocol 2 pickle + raw storage records)."""
+    def tensor(offset, size, stride):
+        ints = b"".join(b"K" + bytes([n]) for n in size) + b"\x86"
+        strides = b"".join(b"K" + bytes([n]) for n in stride) + b"\x86"
+        return (b"ctorch._utils\n_rebuild_tensor_v2\n("
+                + b"(" + _unicode("storage") + b"ctorch\nFloatStorage\n" + _unicode("0")
+                + _unicode("cpu") + b"K\x06tQ"
+                + b"K" + bytes([offset]) + ints + strides + b"\x89"
+                + b"ccollections\nOrderedDict\n)RtR")
+    body = (b"\x80\x02}(" + _unicode("w") + tensor(0, (2, 3), (3, 1))
+            + _unicode("v") + tensor(1, (2, 1), (3, 1)) + _unicode("n") + b"K\x03")
+    if extra_global:
+        body += _unicode("x") + b"c" + extra_global + b"\n" + _unicode("echo") + b"\x85R"
+    body += b"u."
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("archive/data.pkl", body)
+        z.writestr("archive/byteorder", "little")
+        z.writestr("archive/data/0", np.arange(6, dtype="<f4").tobytes())
+        z.writestr("archive/version", "3\n")
+    buf.seek(0)
+    return buf
+
+
+def test_a_pytorch_checkpoint_loads(device):
+    back = gpugrad.load(_torch_checkpoint(), map_location=device)
+    assert back["n"] == 3 and back["w"].dtype == gpugrad.float32
+    assert back["w"].device.type == device
+    assert back["w"].tolist() == [[0, 1, 2], [3, 4, 5]] and back["v"].tolist() == [[1], [4]]
+    back["v"].fill_(-1)
+    assert back["w"].tolist() == [[0, -1, 2], [3, -1, 5]]
+
+
+def test_a_pytorch_checkpoint_cannot_run_code(tmp_path):
+    with pytest.raises(pickle.UnpicklingError, match="unsupported global posix.system"):
+        gpugrad.load(_torch_checkpoint(extra_global=b"posix\nsystem"))
+
+
+def test_checkpoints_from_torch_save_load():
+    torch = pytest.importorskip("torch")
+    gpugrad.manual_seed(0)
+    lin = torch.nn.Linear(3, 2)
+    opt = torch.optim.Adam(lin.parameters(), lr=0.01)
+    lin(torch.ones(1, 3)).sum().backward()
+    opt.step()
+    base = torch.arange(6.0)
+    buf = io.BytesIO()
+    torch.save({"model": lin.state_dict(), "optim": opt.state_dict(), "views": [base, base[2:4]],
+                "half": torch.ones(2, dtype=torch.float16), "p": torch.nn.Parameter(
+                    torch.ones(1)), "size": torch.Size([4]), "dtype": torch.int64}, buf)
+    buf.seek(0)
+    back = gpugrad.load(buf)
+    mine = gpugrad.nn.Linear(3, 2)
+    mine.load_state_dict(back["model"])
+    np.testing.assert_array_equal(mine.weight.detach().numpy(), lin.weight.detach().numpy())
+    adam = optim.Adam(mine.parameters(), lr=0.5)
+    adam.load_state_dict(back["optim"])
+    assert adam.param_groups[0]["lr"] == 0.01 and adam.state[mine.weight]["step"].item() == 1
+    back["views"][1].fill_(7)
+    assert back["views"][0].tolist() == [0, 1, 7, 7, 4, 5]
+    assert back["half"].dtype == gpugrad.float16 and isinstance(back["p"], gpugrad.nn.Parameter)
+    assert type(back["size"]) is gpugrad.Size and back["dtype"] == gpugrad.int64
