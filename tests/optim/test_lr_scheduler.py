@@ -1,27 +1,21 @@
-"""PyTorch fidelity of gpugrad.optim: chainable LR schedules (two on one optimizer compose, hand
-edits of the lr are kept, resuming through state_dict or last_epoch), their warnings and state
-dicts, optimizers built from named parameters, the optimizer hooks, Muon and SparseAdam.
-
-The first half needs no torch: exact rates worked out by hand and PyTorch's messages word for
-word. The second half replays every schedule against torch (skipped without it)."""
+"""gpugrad.optim.lr_scheduler: every schedule's rates worked out by hand, chainable schedules
+(two on one optimizer compose, hand edits of the lr are kept, resuming through state_dict or
+last_epoch), their warnings and state dicts with PyTorch's messages and keys, and (when PyTorch is
+installed) short runs against torch.optim.lr_scheduler; ``test_lr_scheduler_parity`` replays
+every schedule against torch systematically."""
 from __future__ import annotations
 
-import importlib
 import math
 import re
-import struct
 import warnings
 
 import numpy as np
 import pytest
-from conftest import to_numpy
 
 import gpugrad
 import gpugrad.optim as optim
-from gpugrad.optim.optimizer import (
-    register_optimizer_step_post_hook,
-    register_optimizer_step_pre_hook,
-)
+
+from .params import _one_param, messages, param, sgd
 
 L = optim.lr_scheduler
 
@@ -44,10 +38,6 @@ EPOCH_DEPRECATED = (
 GET_LR = "To get the last learning rate computed by the scheduler, please use `get_last_lr()`."
 
 
-def sgd(lr=1.0, **kw):
-    return optim.SGD([gpugrad.zeros(2, requires_grad=True)], lr=lr, **kw)
-
-
 def epochs(opt, scheds, n, edit=None):
     """The group-0 lr after each of n epochs (optimizer step, then every scheduler's step);
     ``edit(epoch, group)`` may change the lr by hand after an epoch."""
@@ -62,11 +52,245 @@ def epochs(opt, scheds, n, edit=None):
     return out
 
 
-def messages(record):
-    return [str(w.message) for w in record]
+# -- schedules by epoch ----------------------------------------------------------------------------
+def test_step_lr():
+    opt = optim.SGD([param()], lr=1.0)
+    sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(4):
+        opt.step()
+        sched.step()
+        lrs.append(sched.get_last_lr()[0])
+    assert lrs == [1.0, 1.0, 0.5, 0.5, 0.25]
 
 
-# -- chainable schedules, by hand -----------------------------------------------------------------
+def test_cosine_annealing_lr():
+    opt = optim.SGD([param()], lr=1.0)
+    sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4, eta_min=0.0)
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(4):
+        sched.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    expect = [1.0, (1 + math.cos(math.pi / 4)) / 2, 0.5, (1 + math.cos(3 * math.pi / 4)) / 2, 0.0]
+    assert lrs == pytest.approx(expect, abs=1e-15)
+    state = sched.state_dict()
+    assert state["last_epoch"] == 4 and "optimizer" not in state
+
+
+def _lrs(make, steps, metrics=None):
+    p = _one_param([0.0], [0.0])
+    opt = optim.SGD([p], lr=0.5)
+    sched = make(opt)
+    out = []
+    for i in range(steps):
+        opt.step()
+        sched.step() if metrics is None else sched.step(metrics[i])
+        out.append(opt.param_groups[0]["lr"])
+    return out
+
+
+def test_exponential_multistep_and_linear_schedules():
+    L = optim.lr_scheduler
+    assert _lrs(lambda o: L.ExponentialLR(o, 0.5), 3) == [0.25, 0.125, 0.0625]
+    assert _lrs(lambda o: L.MultiStepLR(o, [2, 4, 4], 0.1), 5) == pytest.approx(
+        [0.5, 0.05, 0.05, 0.0005, 0.0005])
+    assert _lrs(lambda o: L.LinearLR(o, 0.5, 1.0, 4), 5) == pytest.approx(
+        [0.3125, 0.375, 0.4375, 0.5, 0.5])
+
+
+def test_reduce_lr_on_plateau_waits_for_patience_then_cools_down():
+    L = optim.lr_scheduler
+    metrics = [1.0, 0.9] + [0.9] * 7
+    lrs = _lrs(lambda o: L.ReduceLROnPlateau(o, factor=0.5, patience=2, cooldown=1, min_lr=0.1),
+               len(metrics), metrics)
+    # three bad epochs (> patience 2) halve the rate at step 5; the cooldown swallows step 6's
+    # bad epoch, so the next three end at step 9
+    assert lrs == [0.5, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25, 0.25, 0.125]
+    lrs = _lrs(lambda o: L.ReduceLROnPlateau(o, mode="max", factor=0.1, patience=0,
+                                             min_lr=0.2), 3, [1.0, 0.5, 0.5])
+    assert lrs == [0.5, 0.2, 0.2]   # never below min_lr
+
+
+def test_polynomial_constant_and_warm_restart_schedules():
+    L = optim.lr_scheduler
+    assert _lrs(lambda o: L.PolynomialLR(o, total_iters=4, power=2.0), 5) == pytest.approx(
+        [0.5 * 0.75 ** 2, 0.5 * 0.25, 0.5 * 0.0625, 0.0, 0.0])
+    assert _lrs(lambda o: L.ConstantLR(o, factor=0.5, total_iters=2), 3) == [0.25, 0.5, 0.5]
+    lrs = _lrs(lambda o: L.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=2), 7)
+    # cycles of 2, 4, then 8 epochs: restarts (lr back to 0.5) at epochs 2 and 6
+    assert lrs == pytest.approx([0.25, 0.5, 0.5 * (1 + np.cos(np.pi / 4)) / 2, 0.25,
+                                 0.5 * (1 + np.cos(3 * np.pi / 4)) / 2, 0.5,
+                                 0.5 * (1 + np.cos(np.pi / 8)) / 2])
+    with pytest.raises(ValueError, match="^Expected positive integer T_0, but got 0$"):
+        _lrs(lambda o: L.CosineAnnealingWarmRestarts(o, T_0=0), 1)
+
+
+def test_sequential_lr_hands_over_at_the_milestones():
+    L = optim.lr_scheduler
+    lrs = _lrs(lambda o: L.SequentialLR(o, [L.ConstantLR(o, 0.1, total_iters=2),
+                                            L.ExponentialLR(o, 0.5)], milestones=[2]), 4)
+    assert lrs == pytest.approx([0.05, 0.5, 0.25, 0.125])   # ExponentialLR from its epoch 0
+    p = _one_param([0.0], [0.0])
+    opt = optim.SGD([p], lr=0.5)
+    with pytest.raises(ValueError, match="expects number of schedulers provided to be one more"):
+        L.SequentialLR(opt, [L.ConstantLR(opt), L.ExponentialLR(opt, 0.5)], milestones=[])
+
+
+def lrs(make, steps, opt=None, key=None):
+    """The lr (and optionally another group entry) after construction and after each step."""
+    opt = opt or optim.SGD([param([0.0])], lr=1.0, momentum=0.9)
+    sched = make(opt)
+    out = [opt.param_groups[0][key or "lr"]]
+    for _ in range(steps):
+        opt.step()
+        sched.step()
+        out.append(opt.param_groups[0][key or "lr"])
+    return out
+
+
+def test_multiplicative_lr_multiplies_the_previous_rate():
+    assert lrs(lambda o: L.MultiplicativeLR(o, lambda e: 0.5), 3) == [1.0, 0.5, 0.25, 0.125]
+    assert lrs(lambda o: L.MultiplicativeLR(o, lambda e: e), 4) == [1.0, 1.0, 2.0, 6.0, 24.0]
+    opt = optim.SGD([param([0.0])], lr=1.0)
+    with pytest.raises(ValueError, match="^Expected 1 lr_lambdas, but got 2$"):
+        L.MultiplicativeLR(opt, [lambda e: 1.0] * 2)
+    with pytest.raises(TypeError, match="^lr_lambda should be a function, but got float$"):
+        L.MultiplicativeLR(opt, 0.5)
+    # a plain function is not state: PyTorch saves None in its place
+    assert L.MultiplicativeLR(opt, lambda e: 0.9).state_dict()["lr_lambdas"] == [None]
+
+
+def test_chained_scheduler_composes_the_factors():
+    got = lrs(lambda o: L.ChainedScheduler([L.StepLR(o, 2, 0.5), L.ExponentialLR(o, 0.9)]), 6)
+    assert got == pytest.approx([0.5 ** (e // 2) * 0.9 ** e for e in range(7)], rel=1e-14)
+    got = lrs(lambda o: L.ChainedScheduler([L.LinearLR(o, 0.5, total_iters=2),
+                                            L.ConstantLR(o, 0.5, total_iters=3)]), 4)
+    assert got == pytest.approx([0.25, 0.375, 0.5, 1.0, 1.0], rel=1e-14)
+    got = lrs(lambda o: L.ChainedScheduler([L.ExponentialLR(o, 0.5),
+                                            L.MultiplicativeLR(o, lambda e: 0.1)]), 2)
+    assert got == pytest.approx([1.0, 0.05, 0.0025], rel=1e-14)
+    got = lrs(lambda o: L.ChainedScheduler([L.ExponentialLR(o, 0.5),
+                                            L.LambdaLR(o, lambda e: 0.1 * (e + 1))]), 2)
+    assert got == pytest.approx([0.1, 0.2, 0.3], rel=1e-14)   # LambdaLR sets the rate outright
+
+
+def test_chained_scheduler_state_dict_nests_its_schedulers():
+    opt = optim.SGD([param([0.0])], lr=1.0)
+    chained = L.ChainedScheduler([L.StepLR(opt, 2, 0.5), L.ExponentialLR(opt, 0.9)])
+    for _ in range(3):
+        chained.step()
+    state = chained.state_dict()
+    assert "optimizer" not in state and [s["last_epoch"] for s in state["_schedulers"]] == [3, 3]
+    opt2 = optim.SGD([param([0.0])], lr=1.0)
+    resumed = L.ChainedScheduler([L.StepLR(opt2, 2, 0.5), L.ExponentialLR(opt2, 0.9)])
+    resumed.load_state_dict(state)
+    opt2.param_groups[0]["lr"] = opt.param_groups[0]["lr"]   # the optimizer's own state
+    for _ in range(3):
+        chained.step()
+        resumed.step()
+        assert resumed.get_last_lr() == pytest.approx(chained.get_last_lr(), rel=1e-15)
+
+
+def test_chained_scheduler_errors():
+    opt, other = optim.SGD([param([0.0])], lr=1.0), optim.SGD([param([0.0])], lr=1.0)
+    with pytest.raises(ValueError, match="^ChainedScheduler expects at least one scheduler to be "
+                                         "chained, but got no scheduler.$"):
+        L.ChainedScheduler([])
+    with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau` scheduler as it "
+                                         "requires additional kwargs .* at index 1 "):
+        L.ChainedScheduler([L.StepLR(opt, 2), L.ReduceLROnPlateau(opt)])
+    with pytest.raises(ValueError, match="expects all schedulers to belong to the same optimizer, "
+                                         "but got scheduler ExponentialLR at index 1"):
+        L.ChainedScheduler([L.StepLR(opt, 2), L.ExponentialLR(other, 0.9)])
+    with pytest.raises(TypeError, match="at index 0 should have `optimizer` as its attribute"):
+        L.ChainedScheduler([object()], optimizer=opt)
+
+
+# -- cyclic schedules ------------------------------------------------------------------------------
+def test_one_cycle_rises_to_max_then_falls_and_cycles_momentum(tmp_path):
+    L = optim.lr_scheduler
+    p = _one_param([0.0], [0.0])
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    sched = L.OneCycleLR(opt, max_lr=1.0, total_steps=10, pct_start=0.3)
+    lrs, moms = [], []
+    for _ in range(10):
+        lrs.append(opt.param_groups[0]["lr"])
+        moms.append(opt.param_groups[0]["momentum"])
+        opt.step()
+        sched.step()
+    assert lrs[0] == pytest.approx(1.0 / 25) and moms[0] == pytest.approx(0.95)
+    assert lrs[2] == pytest.approx(1.0) and moms[2] == pytest.approx(0.85)   # step pct*10 - 1
+    assert lrs[9] == pytest.approx(1.0 / 25 / 1e4)                           # the last step
+    assert lrs.index(max(lrs)) == 2 and moms.index(min(moms)) == 2
+    with pytest.raises(ValueError, match="^Tried to step 11 times. The specified number of total "
+                                         "steps is 10$"):
+        sched.step()
+    gpugrad.save(sched.state_dict(), tmp_path / "s.npz")   # plain data, saved without pickle
+    adam = optim.Adam([p], lr=0.1)
+    L.OneCycleLR(adam, max_lr=0.5, epochs=2, steps_per_epoch=5)
+    assert adam.param_groups[0]["betas"][0] == pytest.approx(0.95)   # beta1 cycles for Adam
+    with pytest.raises(ValueError, match="You must define either total_steps OR"):
+        L.OneCycleLR(adam, max_lr=0.5)
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        L.OneCycleLR(optim.Adagrad([p]), max_lr=0.5, total_steps=5)
+
+
+def test_cyclic_lr_triangular_modes():
+    tri = lrs(lambda o: L.CyclicLR(o, 0.1, 1.0, step_size_up=2), 8)
+    assert tri == pytest.approx([0.1, 0.55, 1.0, 0.55, 0.1, 0.55, 1.0, 0.55, 0.1], abs=1e-15)
+    tri2 = lrs(lambda o: L.CyclicLR(o, 0.1, 1.0, step_size_up=2, mode="triangular2"), 8)
+    assert tri2 == pytest.approx([0.1, 0.55, 1.0, 0.55, 0.1, 0.325, 0.55, 0.325, 0.1],
+                                 abs=1e-15)
+    exp = lrs(lambda o: L.CyclicLR(o, 0.1, 1.0, step_size_up=2, mode="exp_range", gamma=0.5), 3)
+    assert exp == pytest.approx([0.1, 0.1 + 0.45 * 0.5, 0.1 + 0.9 * 0.25, 0.1 + 0.45 * 0.125],
+                                abs=1e-15)
+    asym = lrs(lambda o: L.CyclicLR(o, 0.0, 1.0, step_size_up=1, step_size_down=3), 4)
+    assert asym == pytest.approx([0.0, 1.0, 2 / 3, 1 / 3, 0.0], abs=1e-15)
+    custom = lrs(lambda o: L.CyclicLR(o, 0.0, 1.0, step_size_up=1, scale_fn=lambda x: 0.1 * x,
+                                      scale_mode="iterations"), 3)
+    assert custom == pytest.approx([0.0, 0.1, 0.0, 0.3], abs=1e-15)
+
+
+def test_cyclic_lr_cycles_momentum_and_adams_beta1():
+    moms = lrs(lambda o: L.CyclicLR(o, 0.1, 1.0, step_size_up=2), 4, key="momentum")
+    assert moms == pytest.approx([0.9, 0.85, 0.8, 0.85, 0.9], abs=1e-15)
+    adam = optim.Adam([param([0.0])], lr=1e-3)
+    betas = lrs(lambda o: L.CyclicLR(o, 1e-3, 1e-2, step_size_up=1, base_momentum=0.85,
+                                     max_momentum=0.95), 2, opt=adam, key="betas")
+    assert [b[0] for b in betas] == pytest.approx([0.95, 0.85, 0.95], abs=1e-15)
+    assert all(b[1] == 0.999 for b in betas)
+    plain = lrs(lambda o: L.CyclicLR(o, 0.1, 1.0, 2, cycle_momentum=False), 2, key="momentum")
+    assert plain == [0.9, 0.9, 0.9]
+
+
+def test_cyclic_lr_errors_and_state_dict():
+    opt = optim.SGD([param([0.0])], lr=1.0)
+    with pytest.raises(ValueError, match="^mode is invalid and scale_fn is None$"):
+        L.CyclicLR(opt, 0.1, 1.0, mode="sawtooth")
+    with pytest.raises(ValueError, match="^optimizer must support momentum or beta1 with "
+                                         "`cycle_momentum` option enabled$"):
+        L.CyclicLR(optim.Adagrad([param([0.0])]), 0.1, 1.0)
+    with pytest.raises(ValueError, match="^max_lr must have the same length as "
+                                         "optimizer.param_groups. max_lr has 2 values, "
+                                         "param_groups has 1.$"):
+        L.CyclicLR(opt, 0.1, [1.0, 2.0])
+    with pytest.raises(TypeError, match="^int is not an Optimizer$"):
+        L.CyclicLR(5, 0.1, 1.0)
+    sched = L.CyclicLR(opt, 0.1, 1.0, step_size_up=3, mode="triangular2")
+    for _ in range(4):
+        sched.step()
+    state = sched.state_dict()
+    assert "optimizer" not in state and state["last_epoch"] == 4
+    other = optim.SGD([param([0.0])], lr=1.0)
+    resumed = L.CyclicLR(other, 0.1, 1.0, step_size_up=3, mode="triangular2")
+    resumed.load_state_dict(state)
+    for _ in range(5):
+        sched.step()
+        resumed.step()
+        assert resumed.get_last_lr() == sched.get_last_lr()
+
+
+# -- chainable schedules, by hand ------------------------------------------------------------------
 def test_two_schedules_on_one_optimizer_compose():
     opt = sgd(0.1)
     step, exp = L.StepLR(opt, 2, 0.5), L.ExponentialLR(opt, 0.9)
@@ -307,420 +531,83 @@ def test_step_count_and_lr_lambdas_state():
     assert other.lr_lambdas[0].f == 0.5
 
 
-# -- optimizers: named parameters, hooks, key order ----------------------------------------------
-def test_named_parameters_store_param_names():
-    model = gpugrad.nn.Linear(2, 1)
-    opt = optim.SGD(model.named_parameters(), lr=0.1)
-    assert list(opt.param_groups[0])[:3] == ["params", "param_names", "lr"]
-    assert opt.param_groups[0]["param_names"] == ["weight", "bias"]
-    assert opt.param_groups[0]["params"] == [model.weight, model.bias]
-    saved = opt.state_dict()["param_groups"][0]
-    assert saved["param_names"] == ["weight", "bias"] and saved["params"] == [0, 1]
-    group = {"params": model.named_parameters(), "lr": 0.5}
-    opt = optim.SGD([group], lr=0.1)
-    assert opt.param_groups[0] is group and list(group)[:3] == ["params", "lr", "param_names"]
-    with pytest.raises(ValueError, match="^all optimizer params should be with/without names. "
-                                         "Some param names are missing$"):
-        optim.SGD([("w", model.weight), model.bias], lr=0.1)
-    with pytest.raises(ValueError, match="^all optimizer param groups should be with/without "
-                                         "names. cannot add param group without names to the "
-                                         "optimizer$"):
-        optim.SGD(model.named_parameters()).add_param_group(
-            {"params": [gpugrad.zeros(1, requires_grad=True)]})
-    unnamed = optim.SGD([model.weight, model.bias], lr=0.3)
-    named = optim.SGD(model.named_parameters(), lr=0.1)
-    named.load_state_dict(unnamed.state_dict())   # the names stay
-    assert named.param_groups[0]["lr"] == 0.3
-    assert named.param_groups[0]["param_names"] == ["weight", "bias"]
+# -- against PyTorch -------------------------------------------------------------------------------
+def test_schedules_match_torch():
+    torch = pytest.importorskip("torch")
+    w = torch.zeros(1, requires_grad=True)
+    for make_a, make_b in (
+            (lambda o: optim.lr_scheduler.StepLR(o, 3, 0.3),
+             lambda o: torch.optim.lr_scheduler.StepLR(o, 3, 0.3)),
+            (lambda o: optim.lr_scheduler.CosineAnnealingLR(o, 5, 0.01),
+             lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, 5, 0.01))):
+        oa, ob = optim.SGD([param()], lr=0.5), torch.optim.SGD([w], lr=0.5)
+        sa, sb = make_a(oa), make_b(ob)
+        for _ in range(8):
+            oa.step()
+            ob.step()
+            sa.step()
+            sb.step()
+            assert sa.get_last_lr()[0] == pytest.approx(sb.get_last_lr()[0], rel=1e-12)
 
 
-def test_step_hooks_run_in_order_and_may_replace_the_arguments():
-    opt = sgd()
-    log = []
-    handles = [
-        register_optimizer_step_pre_hook(lambda o, a, k: log.append("global pre")),
-        opt.register_step_pre_hook(lambda o, a, k: log.append(("pre", a[0] is o, k))),
-        opt.register_step_post_hook(lambda o, a, k: log.append(("post", len(a), k))),
-        register_optimizer_step_post_hook(lambda o, a, k: log.append("global post")),
+def test_more_schedules_match_torch():
+    torch = pytest.importorskip("torch")
+    cases = [
+        lambda o, L: L.PolynomialLR(o, total_iters=10, power=2.0),
+        lambda o, L: L.ConstantLR(o, factor=0.5, total_iters=4),
+        lambda o, L: L.CosineAnnealingWarmRestarts(o, 3, 2, 0.01),
+        lambda o, L: L.SequentialLR(o, [L.LinearLR(o, 0.1, total_iters=3),
+                                        L.CosineAnnealingLR(o, 6)], [3]),
     ]
-    try:
-        opt.step()
-        opt.step(closure=None)
-    finally:
-        for h in handles:
-            h.remove()
-    assert log == ["global pre", ("pre", True, {}), ("post", 1, {}), "global post",
-                   "global pre", ("pre", True, {"closure": None}),
-                   ("post", 1, {"closure": None}), "global post"]
-    opt.step()
-    assert len(log) == 8   # removed
-    calls = []
-    opt.register_step_pre_hook(lambda o, a, k: (a, {"closure": lambda: calls.append(1) or 3.0}))
-    assert opt.step() == 3.0 and calls == [1]
-    opt.register_step_pre_hook(lambda o, a, k: 5)
-    with pytest.raises(RuntimeError, match=r"^<function SGD.step at 0x[0-9a-f]+> must return None "
-                                           r"or a tuple of \(new_args, new_kwargs\), but got 5.$"):
-        opt.step()
+    for case in cases:
+        w = torch.zeros(1, requires_grad=True)
+        oa, ob = optim.SGD([param()], lr=0.5), torch.optim.SGD([w], lr=0.5)
+        sa, sb = case(oa, optim.lr_scheduler), case(ob, torch.optim.lr_scheduler)
+        assert oa.param_groups[0]["lr"] == pytest.approx(ob.param_groups[0]["lr"], rel=1e-12)
+        for _ in range(20):
+            oa.step()
+            ob.step()
+            sa.step()
+            sb.step()
+            assert sa.get_last_lr()[0] == pytest.approx(sb.get_last_lr()[0], rel=1e-12,
+                                                        abs=1e-15)
 
 
-def test_hooks_run_once_when_a_subclass_step_calls_super():
-    class Logged(optim.SGD):
-        def step(self, closure=None):
-            return super().step(closure)
-
-    opt = Logged([gpugrad.zeros(1, requires_grad=True)], lr=0.1)
-    log = []
-    opt.register_step_post_hook(lambda o, a, k: log.append(1))
-    opt.step()
-    assert log == [1]
-
-
-def test_state_dict_hooks():
-    opt = optim.Adam([gpugrad.zeros(2, requires_grad=True)], lr=0.1)
-    log = []
-    opt.register_state_dict_pre_hook(lambda o: log.append("pre"))
-    opt.register_state_dict_post_hook(lambda o, sd: log.append("post") or {**sd, "extra": 1})
-    opt.register_state_dict_post_hook(lambda o, sd: log.append("first"), prepend=True)
-    opt.register_load_state_dict_pre_hook(
-        lambda o, sd: log.append(sorted(sd)) or {k: v for k, v in sd.items() if k != "extra"})
-    h = opt.register_load_state_dict_post_hook(lambda o: log.append("loaded"))
-    sd = opt.state_dict()
-    assert sorted(sd) == ["extra", "param_groups", "state"]
-    opt.load_state_dict(sd)
-    assert log == ["pre", "first", "post", ["extra", "param_groups", "state"], "loaded"]
-    h.remove()
-    opt.load_state_dict(sd)
-    assert log[-1] == ["extra", "param_groups", "state"]
+SCHEDULES = [
+    ("SGD", lambda o, S: S.CyclicLR(o, 0.1, 1.0, step_size_up=4)),
+    ("SGD", lambda o, S: S.CyclicLR(o, 0.1, 1.0, 3, 5, mode="triangular2")),
+    ("SGD", lambda o, S: S.CyclicLR(o, 0.1, 1.0, 3, mode="exp_range", gamma=0.9)),
+    ("SGD", lambda o, S: S.CyclicLR(o, 0.1, 1.0, 3, scale_fn=lambda x: 0.5 ** x,
+                                    scale_mode="iterations")),
+    ("Adam", lambda o, S: S.CyclicLR(o, 1e-3, 1e-2, 3, base_momentum=0.85, max_momentum=0.95)),
+    ("SGD", lambda o, S: S.MultiplicativeLR(o, lambda e: 0.9 if e % 2 else 1.05)),
+    ("SGD", lambda o, S: S.ChainedScheduler([S.StepLR(o, 3, 0.5), S.ExponentialLR(o, 0.9)])),
+    ("SGD", lambda o, S: S.ChainedScheduler([S.LinearLR(o, 0.2, total_iters=4),
+                                             S.CosineAnnealingLR(o, 6, 0.01)])),
+    ("SGD", lambda o, S: S.ChainedScheduler([S.ConstantLR(o, 0.5, total_iters=3),
+                                             S.MultiplicativeLR(o, lambda e: 0.95),
+                                             S.PolynomialLR(o, 10, 2.0)])),
+    ("SGD", lambda o, S: S.ChainedScheduler([S.MultiStepLR(o, [2, 5, 5], 0.5),
+                                             S.LambdaLR(o, lambda e: 1 / (e + 1)),
+                                             S.ExponentialLR(o, 0.9)])),
+]
 
 
-@pytest.mark.parametrize("name, keys", [
-    ("RMSprop", ["lr", "momentum", "alpha", "eps", "centered", "weight_decay", "capturable",
-                 "foreach", "maximize", "differentiable"]),
-    ("Adagrad", ["lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value",
-                 "foreach", "maximize", "differentiable", "fused"]),
-    ("Adadelta", ["lr", "rho", "eps", "weight_decay", "maximize", "capturable", "foreach",
-                  "differentiable"]),
-    ("NAdam", ["lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay",
-               "maximize", "foreach", "capturable", "differentiable"]),
-    ("RAdam", ["lr", "betas", "eps", "weight_decay", "maximize", "foreach", "capturable",
-               "decoupled_weight_decay", "differentiable"]),
-    ("Muon", ["lr", "weight_decay", "momentum", "nesterov", "ns_coefficients", "eps",
-              "ns_steps", "adjust_lr_fn"]),
-    ("SparseAdam", ["lr", "betas", "eps", "maximize"]),
-])
-def test_param_group_key_order(name, keys):
-    opt = getattr(optim, name)([gpugrad.zeros(2, 2, requires_grad=True)])
-    assert list(opt.defaults) == keys and list(opt.param_groups[0]) == ["params"] + keys
-
-
-# -- SparseAdam and Muon --------------------------------------------------------------------------
-def test_sparse_adam_refuses_dense_gradients():
-    p = gpugrad.zeros(2, requires_grad=True)
-    opt = optim.SparseAdam([p])
-    assert isinstance(opt, optim.Optimizer)
-    opt.step()   # no gradient yet: nothing to do
-    p.grad = gpugrad.ones(2)
-    with pytest.raises(RuntimeError, match="^SparseAdam does not support dense gradients, please "
-                                           "consider Adam instead$"):
-        opt.step()
-    for kw, msg in [(dict(lr=0.0), "Invalid learning rate: 0.0"),
-                    (dict(eps=0.0), "Invalid epsilon value: 0.0"),
-                    (dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0"),
-                    (dict(betas=(0.9, -0.1)), "Invalid beta parameter at index 1: -0.1")]:
-        with pytest.raises(ValueError, match=f"^{re.escape(msg)}$"):
-            optim.SparseAdam([p], **kw)
-
-
-def test_muon_validation():
-    w = gpugrad.zeros(2, 2, requires_grad=True)
-    for kw, msg in [(dict(lr=-1.0), "Learning rate should be >= 0 but is: -1.0"),
-                    (dict(momentum=-1.0), "momentum should be >= 0 but is: -1.0"),
-                    (dict(weight_decay=-1.0), "weight decay should be >= 0 but is: -1.0"),
-                    (dict(adjust_lr_fn="x"), "Adjust learning rate function x is not supported")]:
-        with pytest.raises(ValueError, match=f"^{re.escape(msg)}$"):
-            optim.Muon([w], **kw)
-    with pytest.raises(ValueError, match=re.escape("Muon only supports 2D parameters whereas we "
-                                                   "found a parameter with size: ")):
-        optim.Muon([gpugrad.zeros(3, requires_grad=True)])
-
-
-def bf16(v):
-    """v rounded to the nearest bfloat16 (ties to even)."""
-    bits = struct.unpack("<I", struct.pack("<f", v))[0]
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
-
-
-def test_muon_first_step_by_hand(device):
-    """g = 2 I: buf = lerp(0, g, 0.05) = 0.1 I and the Nesterov update lerp(g, buf, 0.95) =
-    0.195 I has equal singular values, so Newton-Schulz (in bfloat16) maps x = u / |u|_F to
-    a x + (b x^2 + c x^4) x five times."""
-    w = gpugrad.nn.Parameter(gpugrad.ones(2, 2, device=device))
-    opt = optim.Muon([w], lr=0.1, weight_decay=0.5)
-    w.grad = gpugrad.tensor(2 * np.eye(2, dtype=np.float32), device=device)
-    opt.step()
-    u = bf16(0.195)
-    x = bf16(u / bf16(math.sqrt(2 * u * u)))
-    for _ in range(5):
-        gram = bf16(x * x)
-        x = bf16(3.4445 * x + bf16(-4.7750 * gram + 2.0315 * gram * gram) * x)
-    assert x == 1.125   # not 1.108 as in exact arithmetic
-    want = (1 - 0.1 * 0.5) * np.ones((2, 2)) - 0.1 * x * np.eye(2)
-    np.testing.assert_allclose(to_numpy(w.detach()), want, rtol=1e-7)
-    np.testing.assert_allclose(to_numpy(opt.state[w]["momentum_buffer"]), 0.1 * np.eye(2),
-                               rtol=1e-7)
-
-
-# -- against PyTorch ------------------------------------------------------------------------------
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
-METRICS = [1.0, 0.9, 0.9, 0.9, 0.95, 0.9, 0.9, 0.8, 0.8, 0.8] + [0.8, 0.7] * 15
-
-SCHEDULES = {   # kw: last_epoch, when resuming
-    "StepLR": lambda L, o, **kw: L.StepLR(o, 3, 0.5, **kw),
-    "MultiStepLR": lambda L, o, **kw: L.MultiStepLR(o, [2, 5, 5, 9], 0.3, **kw),
-    "ConstantLR": lambda L, o, **kw: L.ConstantLR(o, 0.4, total_iters=4, **kw),
-    "LinearLR": lambda L, o, **kw: L.LinearLR(o, 0.25, 0.9, total_iters=6, **kw),
-    "ExponentialLR": lambda L, o, **kw: L.ExponentialLR(o, 0.9, **kw),
-    "PolynomialLR": lambda L, o, **kw: L.PolynomialLR(o, total_iters=8, power=2.0, **kw),
-    "CosineAnnealingLR": lambda L, o, **kw: L.CosineAnnealingLR(o, 7, eta_min=0.01, **kw),
-    "LambdaLR": lambda L, o, **kw: L.LambdaLR(o, [lambda e: 0.9 ** e, lambda e: 1 / (e + 1)],
-                                              **kw),
-    "MultiplicativeLR": lambda L, o, **kw: L.MultiplicativeLR(o, lambda e: 0.95, **kw),
-    "SequentialLR": lambda L, o, **kw: L.SequentialLR(
-        o, [L.LinearLR(o, 0.1, total_iters=4), L.CosineAnnealingLR(o, 6)], [5], **kw),
-    "ChainedScheduler": lambda L, o: L.ChainedScheduler([L.ConstantLR(o, 0.1, total_iters=4),
-                                                         L.ExponentialLR(o, 0.9)]),
-    "CyclicLR": lambda L, o, **kw: L.CyclicLR(o, [0.01, 0.02], 0.1, step_size_up=3,
-                                              mode="triangular2", **kw),
-    "OneCycleLR": lambda L, o, **kw: L.OneCycleLR(o, [1.0, 0.5], total_steps=70, **kw),
-    "CosineAnnealingWarmRestarts": lambda L, o, **kw: L.CosineAnnealingWarmRestarts(
-        o, 3, T_mult=2, eta_min=0.001, **kw),
-    "ReduceLROnPlateau": lambda L, o: L.ReduceLROnPlateau(o, patience=2, factor=0.5),
-}
-PARTNERS = {   # (built before the schedule under test, the partner)
-    "exp_after": (False, lambda L, o: L.ExponentialLR(o, 0.95)),
-    "cosine_before": (True, lambda L, o: L.CosineAnnealingLR(o, 9, eta_min=0.001)),
-}
-
-
-def _opt(mod):
-    ps = [mod.zeros(2, requires_grad=True), mod.zeros(2, requires_grad=True)]
-    return mod.optim.SGD([{"params": [ps[0]]}, {"params": [ps[1]], "lr": 0.05}], lr=0.1,
-                         momentum=0.9)
-
-
-def _step(sched, i):
-    sched.step(METRICS[i]) if type(sched).__name__ == "ReduceLROnPlateau" else sched.step()
-
-
-def _snap(opt, scheds):
-    return ([list(s.get_last_lr()) for s in scheds],
-            [(g["lr"], g["momentum"]) for g in opt.param_groups])
-
-
-def _resume(mod, name, opt, sched, how):
-    """A fresh optimizer and scheduler that continue the run: through both state_dicts, or
-    from the optimizer's state (holding initial_lr) and last_epoch."""
-    L, fresh = mod.optim.lr_scheduler, _opt(mod)
-    if how == "state_dict":
-        new = SCHEDULES[name](L, fresh)
-        fresh.load_state_dict(opt.state_dict())
-        new.load_state_dict(sched.state_dict())
-        return fresh, new
-    fresh.load_state_dict(opt.state_dict())
-    return fresh, SCHEDULES[name](L, fresh, last_epoch=sched.last_epoch)
-
-
-def _run(mod, scenario, name, partner=None, n=30):
-    """Every scheduler's last lr and the groups' lr and momentum after construction and after
-    each of n epochs; then the warnings raised (an exception ends the trace)."""
-    L = mod.optim.lr_scheduler
-    out = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            opt = _opt(mod)
-            before, other = partner or (False, None)
-            scheds = [SCHEDULES[name](L, opt)]
-            if other is not None:
-                scheds.insert(0 if before else 1, other(L, opt))
-            out.append(_snap(opt, scheds))
-            for i in range(n):
-                opt.step()
-                for s in scheds:
-                    _step(s, i)
-                if scenario == "edit" and i == 5:
-                    for g in opt.param_groups:
-                        g["lr"] *= 0.5
-                if scenario in ("state_dict", "last_epoch") and i == 9:
-                    opt, new = _resume(mod, name, opt, scheds[0], scenario)
-                    scheds = [new]
-                out.append(_snap(opt, scheds))
-        except Exception as e:   # both libraries must fail alike
-            out.append((type(e).__name__, str(e)))
-    out.append(sorted({str(w.message) for w in caught}))
-    return out
-
-
-def _close(a, b, path="trace"):
-    if isinstance(a, (list, tuple)):
-        assert isinstance(b, (list, tuple)) and len(a) == len(b), f"{path}: {a!r} != {b!r}"
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) or isinstance(b, float):
-        assert float(a) == pytest.approx(float(b), rel=1e-12, abs=1e-15), f"{path}: {a} != {b}"
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
-
-
-@pytest.mark.parametrize("scenario", ["alone", "edit", "state_dict", "last_epoch"])
-@pytest.mark.parametrize("name", SCHEDULES)
-def test_schedule_matches_torch(torch, name, scenario):
-    if scenario == "last_epoch" and name in ("ChainedScheduler", "ReduceLROnPlateau"):
-        pytest.skip("no last_epoch argument")
-    _close(_run(gpugrad, scenario, name), _run(torch, scenario, name))
-
-
-@pytest.mark.parametrize("partner", PARTNERS)
-@pytest.mark.parametrize("name", SCHEDULES)
-def test_two_schedules_match_torch(torch, name, partner):
-    _close(_run(gpugrad, "alone", name, PARTNERS[partner]),
-           _run(torch, "alone", name, PARTNERS[partner]))
-
-
-@pytest.mark.parametrize("name", SCHEDULES)
-def test_state_dict_matches_torch(torch, name):
-    got = []
-    for mod in (gpugrad, torch):
-        opt = _opt(mod)
-        sched = SCHEDULES[name](mod.optim.lr_scheduler, opt)
-        for i in range(3):
-            opt.step()
-            _step(sched, i)
-        sd = sched.state_dict()
-        got.append((list(sd), repr({k: v for k, v in sd.items() if k != "_schedulers"}),
-                    [list(s) for s in sd.get("_schedulers", [])]))
-    assert got[0] == got[1]
-
-
-def _warning_cases(mod):
-    L = mod.optim.lr_scheduler
-    mk = lambda: mod.optim.SGD([mod.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
-
-    def before_creation():
-        o = mk()
-        o.step()
-        return L.StepLR(o, 2)
-
-    def second_scheduler():
-        o = mk()
-        s = L.StepLR(o, 2)
-        o.step()
-        s.step()
-        return L.ExponentialLR(o, 0.9)
-
-    def stepped(s, *args):
-        s.optimizer.step()
-        s.step(*args)
-        return s
-
-    return [
-        lambda: L.StepLR(mk(), 2).step(),
-        lambda: stepped(L.StepLR(mk(), 2), 5).get_last_lr(),
-        lambda: stepped(L.StepLR(mk(), 2)).get_lr(),
-        lambda: before_creation().step(),
-        lambda: second_scheduler().step(),
-        lambda: L.StepLR(mk(), 2, last_epoch=3),
-        lambda: L.ReduceLROnPlateau(mk()).step(1.0, 3),
-        lambda: vars(stepped(L.CosineAnnealingWarmRestarts(mk(), 3, T_mult=2), 7.5)),
-        lambda: L.OneCycleLR(mk(), 0.1, total_steps=5, pct_start=1),
-        lambda: L.OneCycleLR(mk(), 0.1, epochs=2.0, steps_per_epoch=3),
-        lambda: L.CosineAnnealingWarmRestarts(mk(), 3, eta_min="a"),
-        lambda: L.ReduceLROnPlateau(mk(), mode="x"),
-        lambda: L.CyclicLR(mk(), 0.1, [1.0, 2.0]),
-        lambda: L.SequentialLR(mk(), [], []),
-    ]
-
-
-def test_warnings_and_errors_match_torch(torch):
-    def record(case):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = case()
-                if isinstance(result, dict):   # vars() of a scheduler
-                    result = {k: v for k, v in result.items() if k != "optimizer"}
-                result = repr(result)
-            except Exception as e:
-                result = (type(e).__name__, e.args)
-        return result, messages(caught)
-
-    ours, theirs = _warning_cases(gpugrad), _warning_cases(torch)
-    for i, (a, b) in enumerate(zip(ours, theirs)):
-        assert record(a) == record(b), f"case {i}"
-
-
-def test_optimizer_api_matches_torch(torch):
-    def run(mod):
-        model = mod.nn.Linear(2, 1)
-        named = mod.optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9)
-        log = []
-        named.register_step_pre_hook(lambda o, a, k: log.append(("pre", len(a), k)))
-        named.register_step_post_hook(lambda o, a, k: log.append(("post", len(a), k)))
-        model(mod.ones(3, 2)).sum().backward()
-        named.step()
-        sd = named.state_dict()
-        plain = mod.optim.SGD([model.weight, model.bias], lr=0.5)
-        plain.load_state_dict(sd)
-        optimizers = [getattr(mod.optim, n)([mod.zeros(2, 2, requires_grad=True)])
-                      for n in ("RMSprop", "Adagrad", "Adadelta", "NAdam", "RAdam", "Muon",
-                                "SparseAdam")]
-        return (list(named.param_groups[0]), sd["param_groups"], sorted(sd["state"]), log,
-                list(plain.param_groups[0]), plain.param_groups[0]["param_names"],
-                [(list(o.defaults), list(o.param_groups[0])) for o in optimizers])
-
-    assert run(gpugrad) == run(torch)
-
-
-@pytest.mark.parametrize("kw, shape", [({}, (5, 3)), ({}, (3, 8)),
-                                       (dict(nesterov=False, lr=0.02, weight_decay=0.0,
-                                             adjust_lr_fn="match_rms_adamw"), (4, 4)),
-                                       (dict(lr=0.1, momentum=0.5), (6, 2))])
-def test_muon_matches_torch(torch, kw, shape):
-    rng = np.random.default_rng(0)
-    w0 = rng.standard_normal(shape).astype(np.float32)
-    ours = gpugrad.nn.Parameter(gpugrad.tensor(w0))
-    theirs = torch.nn.Parameter(torch.from_numpy(w0.copy()))
-    a, b = optim.Muon([ours], **kw), torch.optim.Muon([theirs], **kw)
-    for _ in range(10):
-        g = rng.standard_normal(shape).astype(np.float32)
-        ours.grad, theirs.grad = gpugrad.tensor(g), torch.from_numpy(g.copy())
-        a.step()
-        b.step()
-        # the Newton-Schulz iterations run in bfloat16: a rounding may flip by one bf16 ulp
-        np.testing.assert_allclose(to_numpy(ours.detach()), theirs.detach().numpy(), rtol=0,
-                                   atol=1e-3)
-    np.testing.assert_array_equal(to_numpy(a.state[ours]["momentum_buffer"]),
-                                  b.state[theirs]["momentum_buffer"].numpy())
-
-
-def test_newton_schulz_matches_torch_bit_for_bit(torch):
-    from torch.optim._muon import _zeropower_via_newtonschulz as theirs
-
-    from gpugrad.optim.muon import zeropower_via_newtonschulz as ours
-    rng = np.random.default_rng(1)
-    for shape in [(4, 6), (7, 3), (16, 16)]:
-        g = rng.standard_normal(shape).astype(np.float32)
-        want = theirs(torch.from_numpy(g), (3.4445, -4.7750, 2.0315), 5, 1e-7).float().numpy()
-        np.testing.assert_array_equal(ours(np, g, (3.4445, -4.7750, 2.0315), 5, 1e-7), want)
-
-
-def test_global_hook_module_path_matches_torch(torch):
-    for mod in (gpugrad, torch):
-        module = importlib.import_module(mod.__name__ + ".optim.optimizer")
-        h = module.register_optimizer_step_pre_hook(lambda *a: None)
-        h.remove()
+@pytest.mark.parametrize("name, make", SCHEDULES)
+def test_new_schedules_match_torch(name, make):
+    torch = pytest.importorskip("torch")
+    kwargs = dict(lr=0.5, momentum=0.9) if name == "SGD" else dict(lr=0.01)
+    oa = getattr(optim, name)([param([0.0])], **kwargs)
+    ob = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)], **kwargs)
+    sa, sb = make(oa, optim.lr_scheduler), make(ob, torch.optim.lr_scheduler)
+    key = "momentum" if name == "SGD" else "betas"
+    for _ in range(25):
+        ga, gb = oa.param_groups[0], ob.param_groups[0]
+        assert ga["lr"] == pytest.approx(gb["lr"], rel=1e-12, abs=1e-15)
+        assert np.allclose(ga[key], gb[key], rtol=1e-12, atol=0)
+        oa.step()
+        ob.step()
+        sa.step()
+        sb.step()
+        assert sa.get_last_lr() == pytest.approx(sb.get_last_lr(), rel=1e-12, abs=1e-15)
+    assert math.isfinite(sa.get_last_lr()[0])
