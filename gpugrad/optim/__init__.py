@@ -4,15 +4,22 @@ averaging (``swa_utils``)."""
 from __future__ import annotations
 
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adafactor import Adafactor
-from .adam import Adam, AdamW
-from .adam_variants import Adamax, NAdam, RAdam
-from .adaptive import Adadelta, Adagrad, RMSprop
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamax import Adamax
+from .adamw import AdamW
+from .asgd import ASGD
 from .lbfgs import LBFGS
-from .muon import Muon, SparseAdam
+from .muon import Muon
+from .nadam import NAdam
 from .optimizer import Optimizer
-from .rprop import ASGD, Rprop
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad",
            "Adadelta", "lr_scheduler", "LBFGS", "Rprop", "ASGD", "Adafactor", "Muon", "SparseAdam",

@@ -1,4 +1,4 @@
-"""Adam and AdamW (decoupled weight decay)."""
+"""Adam (L2 or decoupled weight decay, AMSGrad); AdamW, in ``adamw.py``, subclasses it."""
 from __future__ import annotations
 
 import numpy as np
@@ -62,17 +62,6 @@ class Adam(Optimizer):
                     kernels.foreach(kernels.adam_step, tensors, lr, b1, b2, eps, wd, step,
                                     decoupled)
         return loss
-
-
-class AdamW(Adam):
-    """Adam with decoupled weight decay: p *= 1 - lr wd before the Adam update."""
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
-                 differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         maximize=maximize, capturable=capturable, differentiable=differentiable,
-                         fused=fused, decoupled_weight_decay=True)
 
 
 def _init_state(st, p, amsgrad):

@@ -14,7 +14,7 @@ import math
 from ..autograd.grad_mode import no_grad
 from ..nn.module import Module
 from ..tensor import Tensor
-from .lr_base import LRScheduler, _format_param, _warn_get_lr
+from .lr_scheduler import LRScheduler, _format_param, _warn_get_lr
 
 __all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]
