@@ -7,7 +7,7 @@ import gpugrad
 
 from ..tensor import Size, Tensor
 from . import constraints
-from .utils import as_size, fmt, lazy_property
+from .utils import as_size, broadcast_all, fmt, is_number, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -171,7 +171,6 @@ class _LocScale(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        from .utils import broadcast_all, is_number
         self.loc, self.scale = broadcast_all(loc, scale)
         batch_shape = Size() if is_number(loc) and is_number(scale) else self.loc.shape
         super().__init__(batch_shape, validate_args=validate_args)

@@ -143,7 +143,6 @@ class BinaryParams:
         (param,) = broadcast_all(value)
         setattr(self, name, param)
         self._param = param
-        from ..tensor import Size
         return Size() if is_number(value) else param.shape
 
     def _expand_param(self, new, batch_shape):

@@ -1,6 +1,7 @@
-"""More gpugrad.distributions (Gamma, Chi2, Beta, Dirichlet, Poisson, Binomial, Geometric,
-Cauchy, HalfNormal, LogNormal, Gumbel, StudentT): closed forms in numpy, gradcheck, seeded
-sample statistics, shapes, validation, KL, and PyTorch as an oracle where it is installed."""
+"""Univariate families (Gamma, Chi2, Beta, Poisson, Binomial, Geometric, Cauchy, HalfNormal,
+LogNormal, Gumbel, StudentT) and Dirichlet, the multivariate Beta: closed forms in numpy,
+gradcheck, seeded sample statistics, shapes, validation, KL, and PyTorch as an oracle where it
+is installed."""
 from __future__ import annotations
 
 import math

@@ -832,3 +832,25 @@ def test_log_prob_gradients_match_torch(name):
         assert (ours is None) == (theirs is None)
         if theirs is not None:
             np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15)
+
+
+# -- package exports ----------------------------------------------------------------------------
+def test_package_exports():
+    names = ["AbsTransform", "CatTransform", "CorrCholeskyTransform", "ContinuousBernoulli",
+             "CumulativeDistributionTransform", "ExponentialFamily", "FisherSnedecor",
+             "GeneralizedPareto", "HalfCauchy", "IndependentTransform", "InverseGamma",
+             "Kumaraswamy", "LogisticNormal", "LowRankMultivariateNormal",
+             "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
+             "Pareto", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
+             "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+             "VonMises", "Weibull", "biject_to", "transform_to", "constraint_registry",
+             "chi2", "kl", "transforms", "constraints", "identity_transform"]
+    missing = [n for n in names if not hasattr(D, n)]
+    assert not missing
+    assert set(D.__all__) <= set(dir(D))
+
+
+def test_torch_exports_covered():
+    torch = pytest.importorskip("torch")
+    absent = {n for n in dir(torch.distributions) if not n.startswith("_")} - set(dir(D))
+    assert absent <= {"LKJCholesky", "Wishart", "lkj_cholesky", "wishart"}, absent
