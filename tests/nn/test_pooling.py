@@ -1,10 +1,6 @@
-"""3-D convolutions and pools, max unpooling, Lp pools, affine_grid / grid_sample, lazy modules
-and nn.Buffer: values against plain numpy loops, gradcheck and gradgradcheck in float64,
-PyTorch's messages and reprs, lazy materialisation, and PyTorch as an extra oracle (skipped
-without it)."""
+"""Pooling: max/avg pools in 1-3 dimensions, adaptive, fractional, Lp pools and max unpooling:
+values and indices against numpy, gradients, modules, messages and agreement with PyTorch."""
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 import pytest
@@ -14,49 +10,215 @@ import gpugrad
 import gpugrad.nn as nn
 import gpugrad.nn.functional as F
 from gpugrad.autograd import gradcheck, gradgradcheck
+from tests.nn._errors import raises
+from tests.nn._exact_errors import _raises
+from tests.nn._gradients import _check_grads
+from tests.nn._parity import _oracle
+from tests.nn._tensors import T
 
 
-def T(a, device, requires_grad=False):
-    return tensor(np.asarray(a, dtype=np.float64), device, requires_grad=requires_grad)
+def test_pooling_modules_and_a_small_cnn_trains(device):
+    x = gpugrad.tensor(np.arange(16.0).reshape(1, 1, 4, 4), device=device, requires_grad=True)
+    y = nn.MaxPool2d(2)(x)
+    assert y.detach().cpu().numpy()[0, 0].tolist() == [[5.0, 7.0], [13.0, 15.0]]
+    y.sum().backward()
+    assert x.grad.cpu().numpy()[0, 0].tolist() == [[0, 0, 0, 0], [0, 1, 0, 1], [0, 0, 0, 0],
+                                                     [0, 1, 0, 1]]
+    assert nn.AvgPool2d(2)(x).detach().cpu().numpy()[0, 0].tolist() == [[2.5, 4.5],
+                                                                          [10.5, 12.5]]
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size"):
+        F.max_pool2d(x, 3, padding=2)
+    # a tiny CNN learns to tell a bright top half from a bright bottom half
+    gpugrad.manual_seed(0)
+    rng = np.random.default_rng(0)
+    imgs = rng.uniform(0, 0.2, (64, 1, 6, 6))
+    labels = rng.integers(0, 2, 64)
+    imgs[labels == 0, :, :3] += 1.0
+    imgs[labels == 1, :, 3:] += 1.0
+    xs = gpugrad.tensor(imgs, dtype=gpugrad.float32, device=device)
+    ys = gpugrad.tensor(labels, device=device)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(36, 2)).to(device)
+    opt = gpugrad.optim.Adam(model.parameters(), lr=0.05)
+    for _ in range(30):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(xs), ys)
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.05
+    assert (model(xs).argmax(1) == ys).all().item()
 
 
-def _check_grads(f, args):
-    assert gradcheck(f, args)
-    assert gradgradcheck(f, args)
+def test_max_pool1d_values_indices_and_gradient(device):
+    x = T([[[1.0, 5.0, 2.0, 8.0, 3.0, 9.0, 4.0, 7.0, 6.0]]], device, True)
+    assert F.max_pool1d(x, 2).tolist() == [[[5, 8, 9, 7]]]
+    y, i = F.max_pool1d(x, 4, 3, 2, ceil_mode=True, return_indices=True)
+    assert y.tolist() == [[[5, 8, 9, 7]]] and i.tolist() == [[[1, 3, 5, 7]]]
+    assert i.dtype == gpugrad.int64 and not i.requires_grad
+    assert F.max_pool1d(x, 3, 1, dilation=3).tolist() == [[[8, 7, 9]]]
+    y = F.max_pool1d(x, 3, 2, 1)
+    assert y.tolist() == [[[5, 8, 9, 9, 7]]]
+    assert y.grad_fn.name() == "SqueezeBackward1"
+    assert y.grad_fn.next_functions[0][0].name() == "MaxPool2DWithIndicesBackward0"
+    y.sum().backward()
+    assert to_numpy(x.grad).tolist() == [[[0, 1, 0, 1, 0, 2, 0, 1, 0]]]
+    assert F.max_pool1d(x[0], 3).shape == (1, 3)   # unbatched (C, L)
 
 
-# -- numpy loop references ------------------------------------------------------------------------
-def conv3d_ref(x, w, b, stride, padding, dilation, groups):
-    x = np.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in padding))
-    n, c = x.shape[:2]
-    o, cg = w.shape[:2]
-    k = w.shape[2:]
-    out = [(s - d * (kk - 1) - 1) // st + 1 for s, d, kk, st in
-           zip(x.shape[2:], dilation, k, stride)]
-    y = np.zeros((n, o) + tuple(out))
-    for oc in range(o):
-        g = oc // (o // groups)
-        for pos in itertools.product(*map(range, out)):
-            for off in itertools.product(*map(range, k)):
-                at = tuple(p * s + q * d for p, s, q, d in zip(pos, stride, off, dilation))
-                y[(slice(None), oc) + pos] += x[(slice(None), slice(g * cg, (g + 1) * cg))
-                                                + at] @ w[(oc, slice(None)) + off]
-    return y if b is None else y + b.reshape(1, -1, 1, 1, 1)
+def test_avg_pool1d_values_for_every_option(device):
+    x = T(np.arange(1.0, 10.0).reshape(1, 1, 9), device)
+    assert F.avg_pool1d(x, 3).tolist() == [[[2.0, 5.0, 8.0]]]
+    # windows [-1, 3) [2, 6) [5, 9) [8, 12): zero padding counted unless count_include_pad=False,
+    # and the ceil_mode window past the padding never counts
+    assert F.avg_pool1d(x, 4, 3, 1, ceil_mode=True).tolist() == [[[1.5, 4.5, 7.5, 4.5]]]
+    assert F.avg_pool1d(x, 4, 3, 1, ceil_mode=True, count_include_pad=False).tolist() == \
+        [[[2.0, 4.5, 7.5, 9.0]]]
+    assert F.avg_pool1d(x, 4, 3, 1).tolist() == [[[1.5, 4.5, 7.5]]]
+    assert F.avg_pool2d(x[:, None], (1, 4), (1, 3), (0, 1), True, True, 2).tolist() == \
+        [[[[3.0, 9.0, 15.0, 4.5]]]]   # divisor_override
+    assert F.avg_pool1d(x[0], 2).shape == (1, 4)
 
 
-def conv_transpose3d_ref(x, w, stride, padding, output_padding):
-    """Each input value times the kernel, added at stride-spaced offsets, then cropped."""
-    n, c = x.shape[:2]
-    k = w.shape[2:]
-    full = [(s - 1) * st + kk + op for s, st, kk, op in zip(x.shape[2:], stride, k,
-                                                            output_padding)]
-    y = np.zeros((n, w.shape[1]) + tuple(full))
-    for pos in itertools.product(*map(range, x.shape[2:])):
-        at = tuple(slice(p * s, p * s + kk) for p, s, kk in zip(pos, stride, k))
-        y[(slice(None), slice(None)) + at] += np.einsum("nc,cokij->nokij",
-                                                        x[(slice(None), slice(None)) + pos], w)
-    return y[(slice(None), slice(None)) + tuple(slice(p, f - p) for p, f in
-                                                zip(padding, full))]
+def test_pool2d_ceil_mode_dilation_and_indices(device, rng):
+    a = rng.standard_normal((2, 3, 7, 6))
+    y, i = F.max_pool2d(T(a, device), 3, 2, 1, ceil_mode=True, return_indices=True)
+    assert y.shape == (2, 3, 4, 4) and i.shape == (2, 3, 4, 4)
+    flat = a.reshape(2, 3, -1)
+    np.testing.assert_array_equal(np.take_along_axis(flat, to_numpy(i).reshape(2, 3, -1), -1),
+                                  to_numpy(y).reshape(2, 3, -1))
+    pad = np.pad(a, ((0, 0), (0, 0), (1, 2), (1, 2)), constant_values=-np.inf)
+    want = [[pad[:, :, 2 * r:2 * r + 3, 2 * c:2 * c + 3].max(axis=(2, 3)) for c in range(4)]
+            for r in range(4)]
+    np.testing.assert_array_equal(to_numpy(y), np.moveaxis(np.array(want), (0, 1), (2, 3)))
+    y = F.max_pool2d(T(a, device), 2, 1, dilation=(3, 2))
+    assert y.shape == (2, 3, 4, 4)
+    np.testing.assert_array_equal(to_numpy(y)[..., 1, 2], a[..., [1, 1, 4, 4], [2, 4, 2, 4]]
+                                  .max(-1))
+    avg = F.avg_pool2d(T(a, device), 3, 2, 1, ceil_mode=True, count_include_pad=False)
+    np.testing.assert_allclose(to_numpy(avg)[..., 3, 2], a[..., 5:, 3:].mean(axis=(2, 3)),
+                               rtol=1e-14)
+
+
+def test_pool_modules_repr_and_forward(device):
+    x = gpugrad.randn(2, 3, 10, device=device)
+    m = nn.MaxPool1d(3)
+    assert repr(m) == "MaxPool1d(kernel_size=3, stride=3, padding=0, dilation=1, ceil_mode=False)"
+    assert m(x).shape == (2, 3, 3)
+    y, i = nn.MaxPool1d(2, return_indices=True)(x)
+    assert y.shape == i.shape == (2, 3, 5)
+    a = nn.AvgPool1d(3, 2, 1)
+    assert repr(a) == "AvgPool1d(kernel_size=(3,), stride=(2,), padding=(1,))"
+    assert a(x).shape == (2, 3, 5)
+    assert nn.AvgPool1d(4, ceil_mode=True, count_include_pad=False)(x).shape == (2, 3, 3)
+    assert repr(nn.AdaptiveMaxPool2d((2, None))) == "AdaptiveMaxPool2d(output_size=(2, None))"
+    assert nn.AdaptiveMaxPool1d(4)(x).shape == (2, 3, 4)
+    y, i = nn.AdaptiveMaxPool2d(3, return_indices=True)(gpugrad.randn(2, 3, 7, 5, device=device))
+    assert y.shape == i.shape == (2, 3, 3, 3)
+    assert nn.MaxPool2d(3, 2, 1, ceil_mode=True)(gpugrad.randn(1, 7, 6, device=device)).shape \
+        == (1, 4, 4)
+
+
+def test_pool_errors():
+    z = gpugrad.zeros
+    cases = [
+        (lambda: F.max_pool1d(z(5), 2), "max_pool1d: Expected 2D or 3D (batch mode) tensor with "
+         "optional 0 dim batch size for input, but got:[5]"),
+        (lambda: F.max_pool1d(z(2, 3, 4), 5), "max_pool1d() Invalid computed output size: 0"),
+        (lambda: F.max_pool1d(z(2, 3, 4), 3, padding=2), "max_pool1d() padding should be at "
+         "most half of kernel size, but got padding=2 and kernel_size=3"),
+        (lambda: F.max_pool1d(z(2, 3, 4), (2, 2)), "max_pool1d() kernel_size must be an int, "
+         "list of ints or tuple of ints of size 1 but got size 2"),
+        (lambda: F.max_pool1d(z(2, 3, 4), 2, stride=0), "max_pool1d() stride must be greater "
+         "than zero, but got 0"),
+        (lambda: F.max_pool1d(z(1, 1, 9), 3, dilation=0), "max_pool1d() dilation must be greater "
+         "than zero, but got 0"),
+        (lambda: F.avg_pool1d(z(5), 2), "Expected 2 to 3 dimensions, but got 1-dimensional "
+         "tensor for argument #1 'self' (while checking arguments for avg_pool1d)"),
+        (lambda: F.avg_pool1d(z(2, 3, 4), 5), "Given input size: (3x1x4). Calculated output "
+         "size: (3x1x0). Output size is too small"),
+        (lambda: F.avg_pool1d(z(2, 3, 4), 3, padding=2), "pad should be at most half of "
+         "effective kernel size, but got pad=2, kernel_size=3 and dilation=1"),
+        (lambda: F.avg_pool1d(z(1, 1, 9), (3, 3)), "avg_pool1d() argument 'kernel_size' should "
+         "contain one int (got 2)"),
+        (lambda: F.max_pool2d(z(2, 3, 4, 4), 5), "Given input size: (3x4x4). Calculated output "
+         "size: (3x0x0). Output size is too small"),
+        (lambda: F.max_pool2d(z(1, 1, 9, 9), 2, dilation=0), "dilation should be greater than "
+         "zero, but got dilationH: 0 dilationW: 0"),
+        (lambda: F.max_pool2d(z(1, 1, 9, 9), (3, 5, 1)), "max_pool2d: kernel_size must either "
+         "be a single int, or a tuple of two ints"),
+        (lambda: F.avg_pool2d(z(1, 1, 9, 9), 3, (3, 5, 1)), "avg_pool2d: stride must either be "
+         "omitted, a single int, or a tuple of two ints"),
+        (lambda: F.max_pool2d(z(1, 1, 9, 9), 2, -1), "stride should be greater than zero, but "
+         "got dH: -1 dW: -1"),
+        (lambda: F.avg_pool2d(z(1, 1, 9, 9), 3, divisor_override=0), "divisor must be not zero"),
+        (lambda: F.adaptive_max_pool1d(z(4), 2), "Expected 2 to 3 dimensions, but got "
+         "1-dimensional tensor for argument #1 'self' (while checking arguments for "
+         "adaptive_max_pool1d)"),
+        (lambda: F.adaptive_max_pool1d(z(2, 3, 4), (2, 2)), "adaptive_max_pool1d() argument "
+         "'output_size' should contain one int (got 2)"),
+        (lambda: F.adaptive_max_pool2d(z(4, 4), 2), "adaptive_max_pool2d(): Expected 3D or 4D "
+         "tensor, but got: [4, 4]"),
+        (lambda: F.adaptive_max_pool2d(z(1, 4, 4, 4), (2, 2, 2)), "adaptive_max_pool2d(): "
+         "internal error: output_size.size() must be 2"),
+        (lambda: F.adaptive_max_pool2d(z(1, 4, 0, 4), 2), "adaptive_max_pool2d(): Expected "
+         "input to have non-zero size for non-batch dimensions, but input has sizes "
+         "[1, 4, 0, 4] with dimension 2 being empty"),
+    ]
+    for call, message in cases:
+        with raises(RuntimeError, message):
+            call()
+
+
+def test_adaptive_max_pool_values_indices_and_double_backward(device, rng):
+    x = T([[[3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0]]], device, True)
+    # bins of 7 into 3: [0, 3) [2, 5) [4, 7)
+    y, i = F.adaptive_max_pool1d(x, 3, return_indices=True)
+    assert y.tolist() == [[[4.0, 5.0, 9.0]]] and i.tolist() == [[[2, 4, 5]]]
+    assert y.grad_fn.next_functions[0][0].name() == "AdaptiveMaxPool2DBackward0"
+    # overlapping bins both send their gradient to a shared maximum
+    y = F.adaptive_max_pool1d(T([[[1.0, 9.0, 2.0]]], device, True), 2)
+    assert y.tolist() == [[[9.0, 9.0]]]
+    a = rng.standard_normal((2, 3, 5, 7))
+    y, i = F.adaptive_max_pool2d(T(a, device), (2, 3), return_indices=True)
+    want = [[a[:, :, r * 5 // 2:-(-(r + 1) * 5 // 2), c * 7 // 3:-(-(c + 1) * 7 // 3)]
+             .max(axis=(2, 3)) for c in range(3)] for r in range(2)]
+    np.testing.assert_array_equal(to_numpy(y), np.moveaxis(np.array(want), (0, 1), (2, 3)))
+    np.testing.assert_array_equal(np.take_along_axis(a.reshape(2, 3, -1),
+                                                     to_numpy(i).reshape(2, 3, -1), -1),
+                                  to_numpy(y).reshape(2, 3, -1))
+    assert F.adaptive_max_pool2d(T(a, device), (None, 2)).shape == (2, 3, 5, 2)
+    assert F.adaptive_max_pool2d(T(a[0], device), 9).shape == (3, 9, 9)   # more bins than rows
+    assert F.adaptive_max_pool2d(T(a, device), (0, 2)).shape == (2, 3, 0, 2)
+    # double backward: d/dx sum(y^2) = 2 y at each bin's maximum (summed where bins share it),
+    # and its derivative counts the bins reading each entry twice
+    v = T([[[1.0, 9.0, 2.0, 4.0]]], device, True)
+    g, = gpugrad.autograd.grad((F.adaptive_max_pool1d(v, 3) ** 2).sum(), v, create_graph=True)
+    assert g.tolist() == [[[0.0, 36.0, 0.0, 8.0]]]
+    gg, = gpugrad.autograd.grad(g.sum(), v)
+    assert gg.tolist() == [[[0.0, 4.0, 0.0, 2.0]]]
+
+
+@pytest.mark.parametrize("name, args, kw", [
+    ("max_pool1d", (4,), dict(stride=3, padding=2, ceil_mode=True, return_indices=True)),
+    ("max_pool1d", (3,), dict(dilation=2)),
+    ("avg_pool1d", (4, 3, 1), dict(ceil_mode=True)),
+    ("avg_pool1d", (4, 3, 1), dict(ceil_mode=True, count_include_pad=False)),
+    ("max_pool2d", ((3, 2),), dict(stride=(2, 3), padding=1, dilation=(1, 2), ceil_mode=True,
+                                   return_indices=True)),
+    ("avg_pool2d", (3, 2, 1), dict(ceil_mode=True, count_include_pad=False)),
+    ("avg_pool2d", (3, 2, 1), dict(ceil_mode=True, divisor_override=5)),
+    ("adaptive_max_pool1d", (4,), dict(return_indices=True)),
+    ("adaptive_max_pool1d", (13,), {}),
+    ("adaptive_max_pool2d", ((4, 3),), dict(return_indices=True)),
+    ("adaptive_max_pool2d", ((None, 9),), {})])
+def test_pools_match_torch(name, args, kw, device, rng):
+    torch = pytest.importorskip("torch")
+    shape = (2, 3, 10) if name.endswith("1d") else (2, 3, 9, 8)
+    x = rng.standard_normal(shape)
+    ours, theirs = getattr(F, name), getattr(torch.nn.functional, name)
+    _oracle(torch, lambda x: ours(x, *args, **kw), lambda x: theirs(x, *args, **kw), [x], device)
+    _oracle(torch, lambda x: ours(x, *args, **kw), lambda x: theirs(x, *args, **kw), [x[0]],
+            device)
 
 
 def pool3d_ref(x, kernel, stride, reduce_):
@@ -74,105 +236,6 @@ def pool3d_ref(x, kernel, stride, reduce_):
     return y, idx
 
 
-def grid_sample_ref(x, grid, padding_mode, align_corners):
-    """Bilinear sampling of (N, C, H, W), one output pixel and corner at a time."""
-    n, c, h, w = x.shape
-
-    def source(v, size):
-        s = (v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2
-        if padding_mode == "reflection":
-            lo, hi = (0, size - 1) if align_corners else (-0.5, size - 0.5)
-            while s < lo or s > hi:
-                s = 2 * lo - s if s < lo else 2 * hi - s
-        if padding_mode in ("border", "reflection"):
-            s = min(max(s, 0), size - 1)
-        return s
-
-    y = np.zeros((n, c) + grid.shape[1:3])
-    for b, i, j in np.ndindex(n, *grid.shape[1:3]):
-        sx, sy = source(grid[b, i, j, 0], w), source(grid[b, i, j, 1], h)
-        x0, y0 = int(np.floor(sx)), int(np.floor(sy))
-        for dy, dx in np.ndindex(2, 2):
-            if 0 <= x0 + dx < w and 0 <= y0 + dy < h:
-                y[b, :, i, j] += ((1 - abs(sx - x0 - dx)) * (1 - abs(sy - y0 - dy))
-                                  * x[b, :, y0 + dy, x0 + dx])
-    return y
-
-
-# -- convolutions ---------------------------------------------------------------------------------
-CONV3D = [
-    dict(stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), groups=1),
-    dict(stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1), groups=2),
-]
-
-
-@pytest.mark.parametrize("kw", CONV3D)
-def test_conv3d_matches_a_loop_and_is_twice_differentiable(kw, device, rng):
-    x = rng.standard_normal((2, 4, 4, 5, 4))
-    w = rng.standard_normal((2, 4 // kw["groups"], 2, 2, 3))
-    b = rng.standard_normal(2)
-    y = F.conv3d(T(x, device, True), T(w, device), T(b, device), **kw)
-    assert y.grad_fn.name() == "ConvolutionBackward0"
-    np.testing.assert_allclose(to_numpy(y), conv3d_ref(x, w, b, **kw), rtol=1e-10, atol=1e-12)
-    args = tuple(T(a, device, True) for a in (x[:1, :, :3], w, b))
-    _check_grads(lambda x, w, b: F.conv3d(x, w, b, **kw), args)
-
-
-def test_conv_transpose3d_matches_a_loop_and_is_twice_differentiable(device, rng):
-    x = rng.standard_normal((2, 3, 2, 3, 2))
-    w = rng.standard_normal((3, 2, 2, 3, 2))
-    kw = dict(stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 0))
-    y = F.conv_transpose3d(T(x, device), T(w, device), **kw)
-    np.testing.assert_allclose(to_numpy(y), conv_transpose3d_ref(x, w, **kw), rtol=1e-10,
-                               atol=1e-12)
-    args = tuple(T(rng.standard_normal(s), device, True) for s in ((1, 4, 2, 3, 2),
-                                                                   (4, 2, 2, 3, 2), (4,)))
-    _check_grads(lambda x, w, b: F.conv_transpose3d(x, w, b, 2, 1, 1, groups=2), args)
-
-
-def test_conv3d_messages(device):
-    x, w = T(np.zeros((1, 2, 3, 3, 3)), device), T(np.zeros((3, 2, 2, 2, 2)), device)
-    cases = [
-        (dict(dilation=(1, 0, 1)), "dilation should be greater than zero, but got [1, 0, 1]"),
-        (dict(stride=(1, 1)), "expected stride to be a single integer value or a list of 3 "
-                              "values to match the convolution dimensions, but got stride=[1, 1]"),
-        (dict(padding="same", stride=2), "padding='same' is not supported for strided "
-                                         "convolutions"),
-    ]
-    for kw, msg in cases:
-        with pytest.raises(RuntimeError) as e:
-            F.conv3d(x, w, **kw)
-        assert str(e.value) == msg
-    with pytest.raises(RuntimeError, match=r"^Expected 4D \(unbatched\) or 5D \(batched\) input "
-                                           r"to conv3d, but got input of size: \[3, 3, 3\]$"):
-        F.conv3d(x[0, 0], w)
-    with pytest.raises(RuntimeError) as e:
-        F.conv_transpose3d(x, w.transpose(0, 1), dilation=0)
-    assert str(e.value) == ("dilation should be greater than zero, but got dilation_depth: 0, "
-                            "dilation_height: 0, dilation_width: 0")
-    with pytest.raises(RuntimeError, match="^output padding must be smaller than either stride "
-                                           "or dilation, but got output_padding_depth: 2 "):
-        F.conv_transpose3d(x, w.transpose(0, 1), stride=2, output_padding=2)
-
-
-def test_conv3d_module_padding_modes_and_repr(device, rng):
-    m = nn.Conv3d(2, 4, 3, stride=2, padding=1, padding_mode="reflect").to(device).double()
-    assert repr(m) == ("Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(2, 2, 2), padding=(1, 1, 1), "
-                       "padding_mode=reflect)")
-    x = rng.standard_normal((1, 2, 4, 5, 4))
-    want = conv3d_ref(np.pad(x, ((0, 0), (0, 0)) + ((1, 1),) * 3, mode="reflect"),
-                      to_numpy(m.weight), to_numpy(m.bias), (2, 2, 2), (0, 0, 0), (1, 1, 1), 1)
-    np.testing.assert_allclose(to_numpy(m(T(x, device))), want, rtol=1e-10, atol=1e-12)
-    same = nn.Conv3d(2, 4, 2, padding="same", dilation=2, bias=False)
-    assert repr(same) == ("Conv3d(2, 4, kernel_size=(2, 2, 2), stride=(1, 1, 1), padding=same, "
-                          "dilation=(2, 2, 2), bias=False)")
-    assert tuple(same(gpugrad.zeros(1, 2, 5, 4, 3)).shape) == (1, 4, 5, 4, 3)
-    t = nn.ConvTranspose3d(2, 4, (1, 2, 3), stride=2)
-    assert repr(t) == "ConvTranspose3d(2, 4, kernel_size=(1, 2, 3), stride=(2, 2, 2))"
-    assert tuple(t(gpugrad.zeros(1, 2, 2, 2, 2), output_size=(4, 5, 6)).shape) == (1, 4, 4, 5, 6)
-
-
-# -- pools ----------------------------------------------------------------------------------------
 def test_max_pool3d_values_indices_and_grads(device, rng):
     x = rng.standard_normal((2, 2, 4, 5, 4))
     y, idx = F.max_pool3d(T(x, device, True), (2, 2, 1), (2, 2, 1), return_indices=True)
@@ -270,7 +333,6 @@ def test_pool3d_modules_and_batch_norm_3d(device, rng):
         nn.BatchNorm3d(3)(gpugrad.zeros(2, 3, 4, 4))
 
 
-# -- unpooling and Lp pools -----------------------------------------------------------------------
 @pytest.mark.parametrize("dims", [1, 2, 3])
 def test_max_unpool_inverts_max_pool(dims, device, rng):
     shape = (2, 3) + (4, 6, 4)[:dims]
@@ -323,213 +385,230 @@ def test_lp_pool(dims, device, rng):
                                       "ceil_mode=False)"
 
 
-# -- affine_grid and grid_sample ------------------------------------------------------------------
-@pytest.mark.parametrize("align_corners", [False, True])
-def test_affine_grid(align_corners, device, rng):
-    theta = rng.standard_normal((2, 2, 3))
-    g = F.affine_grid(T(theta, device, True), (2, 1, 3, 4), align_corners=align_corners)
-    for i, j in np.ndindex(3, 4):
-        if align_corners:
-            px, py = -1 + 2 * j / 3, -1 + 2 * i / 2
-        else:
-            px, py = (2 * j + 1) / 4 - 1, (2 * i + 1) / 3 - 1
-        np.testing.assert_allclose(to_numpy(g)[:, i, j], theta @ [px, py, 1.0], rtol=1e-12)
-    assert g.grad_fn.name() == "AffineGridGeneratorBackward0"
-    theta3 = T(rng.standard_normal((1, 3, 4)), device, True)
-    assert tuple(F.affine_grid(theta3, (1, 2, 2, 3, 4), align_corners).shape) == (1, 2, 3, 4, 3)
-    _check_grads(lambda t: F.affine_grid(t, (1, 1, 2, 3, 2), align_corners), (theta3,))
+def test_pool_with_indices_aliases(device, rng):
+    x1, x2 = tensor(rng.standard_normal((1, 2, 6)), device), tensor(
+        rng.standard_normal((1, 2, 6, 6)), device)
+    pairs = [(F.max_pool1d_with_indices(x1, 2), F.max_pool1d(x1, 2, return_indices=True)),
+             (F.max_pool2d_with_indices(x2, 3, 2, 1), F.max_pool2d(x2, 3, 2, 1,
+                                                                   return_indices=True)),
+             (F.adaptive_max_pool1d_with_indices(x1, 4), F.adaptive_max_pool1d(x1, 4, True)),
+             (F.adaptive_max_pool2d_with_indices(x2, 2), F.adaptive_max_pool2d(x2, 2, True))]
+    for (v, i), (v2, i2) in pairs:
+        np.testing.assert_array_equal(to_numpy(v), to_numpy(v2))
+        np.testing.assert_array_equal(to_numpy(i), to_numpy(i2))
+    v, i = F.max_pool1d_with_indices(tensor([[[1.0, 5.0, 2.0, 0.0]]], device), 2)
+    assert to_numpy(v).tolist() == [[[5.0, 2.0]]] and to_numpy(i).tolist() == [[[1, 2]]]
 
 
-def test_affine_grid_messages(device):
-    theta = T(np.zeros((1, 2, 3)), device)
-    with pytest.raises(ValueError, match=r"^Expected a batch of 2D affine matrices of shape "
-                                         r"Nx2x3 for size \(1, 2, 4, 4\)\. Got "):
-        F.affine_grid(T(np.zeros((1, 3, 4)), device), (1, 2, 4, 4), False)
-    with pytest.raises(NotImplementedError, match=r"^affine_grid only supports 4D and 5D sizes"):
-        F.affine_grid(theta, (1, 2, 4), False)
-    with pytest.warns(UserWarning, match="^Default grid_sample and affine_grid behavior"):
-        F.affine_grid(theta, (1, 2, 4, 4))
+def np_adaptive(x, out, axis):
+    n = x.shape[axis]
+    bins = [np.take(x, range(i * n // out, -(-(i + 1) * n // out)), axis).mean(axis, keepdims=True)
+            for i in range(out)]
+    return np.concatenate(bins, axis)
 
 
-@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
-@pytest.mark.parametrize("align_corners", [False, True])
-def test_grid_sample_bilinear(padding_mode, align_corners, device, rng):
-    x = rng.standard_normal((2, 2, 3, 4))
-    grid = rng.uniform(-1.6, 1.6, (2, 3, 2, 2))
-    kw = dict(padding_mode=padding_mode, align_corners=align_corners)
-    y = F.grid_sample(T(x, device, True), T(grid, device), **kw)
-    assert y.grad_fn.name() == "GridSampler2DBackward0"
-    np.testing.assert_allclose(to_numpy(y), grid_sample_ref(x, grid, padding_mode, align_corners),
-                               rtol=1e-10, atol=1e-12)
-    _check_grads(lambda x, g: F.grid_sample(x, g, **kw), (T(x, device, True),
-                                                          T(grid, device, True)))
+def test_adaptive_avg_pools_match_numpy_bins(device, rng):
+    x = rng.standard_normal((2, 3, 7, 5))
+    T = lambda a: tensor(a, device)   # noqa: E731
+    for size in ((3, 2), (7, 5), (1, 1), (4, 9)):
+        want = np_adaptive(np_adaptive(x, size[0], 2), size[1], 3)
+        np.testing.assert_allclose(to_numpy(F.adaptive_avg_pool2d(T(x), size)), want,
+                                   rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(to_numpy(nn.AdaptiveAvgPool2d((None, 2))(T(x[0]))),
+                               np_adaptive(x[0], 2, 2), rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(F.adaptive_avg_pool2d(T(x), 1))[..., 0, 0],
+                               x.mean((2, 3)), rtol=1e-12)
+    for size in (3, 7, 2, (4,)):
+        n = size[0] if isinstance(size, tuple) else size
+        np.testing.assert_allclose(to_numpy(nn.AdaptiveAvgPool1d(size)(T(x[:, :, 0]))),
+                                   np_adaptive(x[:, :, 0], n, 2), rtol=1e-12)
+    assert F.adaptive_avg_pool1d(T(x[0, :, 0]), 2).shape == (3, 2)   # unbatched (C, L)
+    assert repr(nn.AdaptiveAvgPool2d((None, 3))) == "AdaptiveAvgPool2d(output_size=(None, 3))"
 
 
-def test_grid_sample_nearest_and_3d(device, rng):
-    x = rng.standard_normal((1, 2, 3, 4))
-    # pixel centres (align_corners=False) of row 1, columns 0 and 3, nudged
-    grid = np.array([[[[-0.7, 0.05], [0.8, -0.02]]]])
-    y = F.grid_sample(T(x, device), T(grid, device), mode="nearest", align_corners=False)
-    np.testing.assert_array_equal(to_numpy(y)[0, :, 0], x[0, :, 1, [0, 3]].T)
-    xs = T(x, device, True)
-    _check_grads(lambda x, g: F.grid_sample(x, g, mode="nearest", align_corners=False),
-                 (xs, T(grid, device, True)))
-    x3 = T(rng.standard_normal((1, 2, 2, 3, 2)), device, True)
-    g3 = T(rng.uniform(-1.2, 1.2, (1, 2, 1, 2, 3)), device, True)
-    y3 = F.grid_sample(x3, g3, padding_mode="border", align_corners=True)
-    assert y3.grad_fn.name() == "GridSampler3DBackward0" and tuple(y3.shape) == (1, 2, 2, 1, 2)
-    _check_grads(lambda x, g: F.grid_sample(x, g, padding_mode="reflection",
-                                            align_corners=False), (x3, g3))
+def test_adaptive_avg_pool_gradcheck_and_errors(rng):
+    x = tensor(rng.standard_normal((1, 2, 5, 3)), requires_grad=True)
+    assert gradcheck(lambda v: F.adaptive_avg_pool2d(v, (2, 2)), (x,))
+    with pytest.raises(RuntimeError, match=r"adaptive_avg_pool2d\(\): Expected 3D or 4D tensor, "
+                                           r"but got \[2, 3\]"):
+        F.adaptive_avg_pool2d(gpugrad.randn(2, 3), 2)
+    with pytest.raises(RuntimeError, match="adaptive_avg_pool2d: output_size must be 2"):
+        F.adaptive_avg_pool2d(gpugrad.randn(1, 2, 5, 5), (2, 2, 2))
+    with pytest.raises(RuntimeError, match="Expected 2 to 3 dimensions, but got 1-dimensional"):
+        F.adaptive_avg_pool1d(gpugrad.randn(5), 2)
+    with pytest.raises(RuntimeError, match="'output_size' should contain one int \\(got 2\\)"):
+        F.adaptive_avg_pool1d(gpugrad.randn(1, 2, 5), (2, 2))
 
 
-def test_grid_sample_messages(device):
-    x, g = T(np.zeros((1, 2, 4, 4)), device), T(np.zeros((1, 3, 3, 2)), device)
-    with pytest.raises(ValueError, match=r"^nn\.functional\.grid_sample\(\): expected mode to be "
-                                         r"'bilinear', 'nearest' or 'bicubic', but got: 'foo'$"):
-        F.grid_sample(x, g, mode="foo")
-    with pytest.raises(RuntimeError, match=r"^grid_sampler\(\): expected grid to have size 3 in "
-                                           r"last dimension, but got grid with sizes "):
-        F.grid_sample(T(np.zeros((1, 2, 4, 4, 4)), device), g, align_corners=False)
-    with pytest.raises(RuntimeError, match=r"^grid_sampler\(\): expected grid and input to have "
-                                           r"same batch size"):
-        F.grid_sample(T(np.zeros((2, 2, 4, 4)), device), g, align_corners=False)
+def test_fractional_max_pool2d_windows_and_gradients(device):
+    x = tensor(np.arange(25.0).reshape(1, 1, 5, 5), device, requires_grad=True)
+    u = tensor([[[0.5, 0.5]]], device)
+    # starts: alpha = (5 - 2) / (3 - 1) = 1.5; int((i + .5) 1.5) - int(.75) = 0, 2; last 3
+    y, idx = F.fractional_max_pool2d(x, 2, output_size=3, return_indices=True,
+                                     _random_samples=u)
+    rows = [0, 2, 3]
+    expect = [[(r + 1) * 5 + c + 1 for c in rows] for r in rows]
+    assert to_numpy(y)[0, 0].tolist() == expect and to_numpy(idx)[0, 0].tolist() == expect
+    assert not idx.requires_grad and idx.dtype == gpugrad.int64
+    r = tensor(np.random.default_rng(8).permutation(48).reshape(1, 3, 4, 4) / 7.0, device,
+               requires_grad=True)
+    f = lambda v: F.fractional_max_pool2d(v, (2, 2), output_ratio=(0.5, 0.75),  # noqa: E731
+                                          _random_samples=tensor([[[0.2, 0.7]] * 3], device))
+    assert f(r).shape == (1, 3, 2, 3)
+    assert gradcheck(f, [r])
+    assert gradgradcheck(f, [r])
+    m = nn.FractionalMaxPool2d(3, output_ratio=0.5)
+    assert m(gpugrad.randn(2, 9, 9)).shape == (2, 4, 4) and repr(m) == "FractionalMaxPool2d()"
 
 
-# -- lazy modules and buffers ---------------------------------------------------------------------
-def test_lazy_linear_materialises_on_first_call(device):
-    m = nn.LazyLinear(3)
-    assert repr(m) == "LazyLinear(in_features=0, out_features=3, bias=True)"
-    assert isinstance(m.weight, nn.UninitializedParameter)
-    assert repr(m.weight) == "<UninitializedParameter>"
-    assert list(m.state_dict()) == ["weight", "bias"]
-    with pytest.raises(RuntimeError, match=r"^Can't access the shape of an uninitialized "
-                                           r"parameter or buffer\."):
-        m.weight.shape
-    y = m(gpugrad.ones(2, 5))
-    assert type(m) is nn.Linear and repr(m) == "Linear(in_features=5, out_features=3, bias=True)"
-    assert tuple(m.weight.shape) == (3, 5) and type(m.weight) is nn.Parameter
-    bound = 1 / np.sqrt(5)
-    assert np.all(np.abs(to_numpy(m.weight)) <= bound) and np.std(to_numpy(m.weight)) > 0
-    np.testing.assert_allclose(to_numpy(y)[1], to_numpy(m.weight).sum(1) + to_numpy(m.bias),
-                               rtol=1e-6)
+def test_fractional_max_pool2d_errors():
+    with _raises(ValueError, "FractionalMaxPool2d requires specifying either an output size, or "
+                 "a pooling ratio"):
+        nn.FractionalMaxPool2d(2)
+    with _raises(ValueError, "only one of output_size and output_ratio may be specified"):
+        nn.FractionalMaxPool2d(2, output_size=3, output_ratio=0.5)
+    with _raises(ValueError, "output_ratio must be between 0 and 1 (got 1.5)"):
+        nn.FractionalMaxPool2d(2, output_ratio=1.5)
+    with _raises(RuntimeError, "fractional_max_pool2d(): pool height 2 too large relative to "
+                 "input height 5"):
+        F.fractional_max_pool2d(gpugrad.randn(1, 1, 5, 9), (2, 3), output_size=(5, 8))
 
 
-@pytest.mark.parametrize("name, x_shape, w_shape", [
-    ("LazyConv1d", (2, 6, 5), (4, 3, 3)),
-    ("LazyConv2d", (6, 5, 5), (4, 3, 3, 3)),
-    ("LazyConv3d", (1, 6, 4, 4, 4), (4, 3, 3, 3, 3)),
-    ("LazyConvTranspose1d", (2, 6, 5), (6, 2, 3)),
-    ("LazyConvTranspose2d", (1, 6, 3, 3), (6, 2, 3, 3)),
-    ("LazyConvTranspose3d", (6, 2, 2, 2), (6, 2, 3, 3, 3)),
-])
-def test_lazy_convolutions(name, x_shape, w_shape):
-    m = getattr(nn, name)(4, 3, groups=2)
-    assert repr(m).startswith(f"{name}(0, 4, kernel_size=")
-    m(gpugrad.zeros(*x_shape))
-    assert type(m).__name__ == name[4:] and tuple(m.weight.shape) == w_shape
-    assert m.in_channels == 6 and tuple(m.bias.shape) == (4,)
-
-
-@pytest.mark.parametrize("dims, x_shape", [(1, (4, 3)), (2, (2, 3, 2, 2)), (3, (2, 3, 1, 2, 2))])
-def test_lazy_batch_norm(dims, x_shape, rng):
-    m = getattr(nn, f"LazyBatchNorm{dims}d")()
-    assert repr(m) == (f"LazyBatchNorm{dims}d(0, eps=1e-05, momentum=0.1, affine=True, "
-                       "bias=True, track_running_stats=True)")
-    assert list(m.state_dict()) == ["weight", "bias", "running_mean", "running_var",
-                                    "num_batches_tracked"]
-    assert isinstance(m.running_mean, nn.UninitializedBuffer)
-    x = rng.standard_normal(x_shape)
-    y = m(gpugrad.tensor(x))
-    assert type(m).__name__ == f"BatchNorm{dims}d" and m.num_features == 3
-    axes = (0,) + tuple(range(2, x.ndim))
-    np.testing.assert_allclose(to_numpy(m.running_mean), 0.1 * x.mean(axes), rtol=1e-5)
-    np.testing.assert_allclose(to_numpy(m.weight), np.ones(3))
-    assert tuple(y.shape) == x_shape
-
-
-def test_lazy_load_state_dict_materialises():
-    src = nn.Linear(5, 3)
-    m = nn.LazyLinear(3)
-    m.load_state_dict(src.state_dict())
-    assert type(m) is nn.LazyLinear and tuple(m.weight.shape) == (3, 5)
-    np.testing.assert_array_equal(to_numpy(m.weight), to_numpy(src.weight))
-    m(gpugrad.zeros(1, 5))
-    assert type(m) is nn.Linear and m.in_features == 5
-    np.testing.assert_array_equal(to_numpy(m.weight), to_numpy(src.weight))
-
-
-def test_buffer_registers_with_its_persistence():
-    m = nn.Module()
-    m.a = nn.Buffer(gpugrad.ones(2))
-    m.b = nn.Buffer(gpugrad.zeros(3), persistent=False)
-    assert list(m.state_dict()) == ["a"]
-    assert [n for n, _ in m.named_buffers()] == ["a", "b"]
-    assert isinstance(m.b, nn.Buffer) and not m.b.persistent and m.a.persistent
-    assert not list(m.parameters())
-
-
-# -- PyTorch as an oracle -------------------------------------------------------------------------
-def _grads(torch, fn, arrays):
-    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
-    y = fn(*ts)
-    y.backward(torch.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))))
-    return y.detach().numpy(), [t.grad.numpy() for t in ts]
-
-
-ORACLE = [
-    ("conv3d", lambda F_, x, w, b: F_.conv3d(x, w, b, 2, 1, (1, 2, 1), 2),
-     [(1, 4, 5, 4, 5), (2, 2, 2, 3, 2), (2,)]),
-    ("conv_transpose3d", lambda F_, x, w, b: F_.conv_transpose3d(x, w, b, 2, 1, 1, 1, 1),
-     [(1, 3, 2, 3, 2), (3, 2, 2, 3, 2), (2,)]),
-    ("max_pool3d", lambda F_, x: F_.max_pool3d(x, 3, 2, 1, ceil_mode=True), [(1, 2, 5, 4, 5)]),
-    ("avg_pool3d", lambda F_, x: F_.avg_pool3d(x, 3, 2, 1, True, False), [(1, 2, 5, 4, 5)]),
-    ("adaptive_max_pool3d", lambda F_, x: F_.adaptive_max_pool3d(x, (2, 3, 2)),
-     [(1, 2, 5, 4, 5)]),
-    ("adaptive_avg_pool3d", lambda F_, x: F_.adaptive_avg_pool3d(x, (2, 3, 2)),
-     [(1, 2, 5, 4, 5)]),
-    ("lp_pool2d", lambda F_, x: F_.lp_pool2d(x.abs() + 0.5, 2.5, (2, 3), 1), [(1, 2, 4, 5)]),
-    ("affine_grid", lambda F_, t: F_.affine_grid(t, (1, 2, 3, 2, 4), False), [(1, 3, 4)]),
-    ("grid_sample", lambda F_, x, g: F_.grid_sample(x, g.tanh() * 1.3, "bilinear", "reflection",
-                                                     True), [(1, 2, 3, 4), (1, 3, 2, 2)]),
-    ("grid_sample_3d", lambda F_, x, g: F_.grid_sample(x, g, "bilinear", "border", False),
-     [(1, 2, 3, 2, 4), (1, 2, 2, 1, 3)]),
-]
-
-
-@pytest.mark.parametrize("name, fn, shapes", ORACLE, ids=[o[0] for o in ORACLE])
-def test_functions_against_pytorch(name, fn, shapes, rng):
+def test_fractional_max_pool2d_matches_torch():
     torch = pytest.importorskip("torch")
-    arrays = [rng.standard_normal(s) for s in shapes]
-    want, want_grads = _grads(torch, lambda *a: fn(torch.nn.functional, *a), arrays)
-    got, got_grads = _grads(gpugrad, lambda *a: fn(F, *a), arrays)
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
-    for g, w in zip(got_grads, want_grads):
-        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    rng = np.random.default_rng(9)
+    for shape, k, size in (((2, 3, 9, 11), (2, 3), (4, 5)), ((3, 7, 8), 2, (3, 6))):
+        x = rng.standard_normal(shape)
+        u = rng.uniform(size=(shape[0] if len(shape) == 4 else 1, shape[-3], 2))
+        xt, xg = torch.tensor(x, requires_grad=True), gpugrad.tensor(x, requires_grad=True)
+        yt, it = torch.nn.functional.fractional_max_pool2d(xt, k, size, None, True,
+                                                           torch.tensor(u))
+        yg, ig = F.fractional_max_pool2d(xg, k, size, None, True, gpugrad.tensor(u))
+        w = rng.standard_normal(tuple(yt.shape))
+        yt.backward(torch.tensor(w))
+        yg.backward(gpugrad.tensor(w))
+        np.testing.assert_array_equal(to_numpy(yg), yt.detach().numpy())
+        np.testing.assert_array_equal(to_numpy(ig), it.numpy())
+        np.testing.assert_allclose(to_numpy(xg.grad), xt.grad.numpy(), rtol=1e-15)
+        assert type(yg.grad_fn).__name__ == type(yt.grad_fn).__name__
 
 
-MODULES = [
-    ("Conv3d", (2, 4, 3), dict(stride=2, padding=1, padding_mode="circular"), (1, 2, 4, 5, 4)),
-    ("ConvTranspose3d", (2, 4, 2), dict(stride=2, groups=2), (1, 2, 2, 3, 2)),
-    ("BatchNorm3d", (2,), dict(), (3, 2, 2, 2, 3)),
-    ("MaxPool3d", (2,), dict(stride=1), (1, 2, 3, 4, 3)),
-    ("AvgPool3d", (2,), dict(padding=1), (1, 2, 3, 4, 3)),
-    ("LPPool3d", (2, 2), dict(), (1, 2, 4, 4, 2)),
-    ("LazyConv2d", (3, 2), dict(), (1, 2, 4, 4)),
-]
+def _starts(u, n, o, k):
+    """int((i + u) a) - int(u a), a = (n - k) / (o - 1); the last window ends at n"""
+    if o == 1:
+        return [n - k]
+    a = (n - k) / (o - 1)
+    return [int((i + u) * a) - int(u * a) for i in range(o - 1)] + [n - k]
 
 
-@pytest.mark.parametrize("name, args, kw, x_shape", MODULES, ids=[m[0] for m in MODULES])
-def test_modules_against_pytorch(name, args, kw, x_shape, rng):
+def _frac3_ref(x, u, k, out):
+    """values and flat (t H + h) W + w indices of the first maximum of each window"""
+    n, c, d, h, w = x.shape
+    y, idx = np.empty((n, c) + out), np.empty((n, c) + out, dtype=np.int64)
+    for b in range(n):
+        for ch in range(c):
+            ts, hs, ws = (_starts(u[b, ch, a], x.shape[2 + a], out[a], k[a]) for a in range(3))
+            for i, t0 in enumerate(ts):
+                for j, h0 in enumerate(hs):
+                    for m, w0 in enumerate(ws):
+                        win = x[b, ch, t0:t0 + k[0], h0:h0 + k[1], w0:w0 + k[2]]
+                        t, hh, ww = np.unravel_index(win.argmax(), win.shape)
+                        y[b, ch, i, j, m] = win[t, hh, ww]
+                        idx[b, ch, i, j, m] = ((t0 + t) * h + h0 + hh) * w + w0 + ww
+    return y, idx
+
+
+@pytest.mark.parametrize("k,out", [((2, 3, 2), (3, 4, 5)), (2, (1, 2, 6)), ((1, 1, 1), (6, 7, 8))])
+def test_fractional_max_pool3d_values_and_indices(device, rng, k, out):
+    x = rng.normal(size=(2, 3, 7, 8, 9))
+    u = rng.uniform(size=(2, 3, 3))
+    y, idx = F.fractional_max_pool3d(tensor(x, device), k, out, return_indices=True,
+                                     _random_samples=tensor(u, device))
+    ky = (k,) * 3 if isinstance(k, int) else k
+    want_y, want_idx = _frac3_ref(x, u, ky, out)
+    np.testing.assert_array_equal(to_numpy(y), want_y)
+    np.testing.assert_array_equal(to_numpy(idx), want_idx)
+    assert idx.dtype == gpugrad.int64 and not idx.requires_grad
+
+
+def test_fractional_max_pool3d_unbatched_ratio_and_module(device, rng):
+    x = rng.normal(size=(2, 6, 7, 8))
+    u = rng.uniform(size=(1, 2, 3))
+    y, idx = F.fractional_max_pool3d_with_indices(tensor(x, device), 2,
+                                                  output_ratio=(0.5, 0.6, 0.5),
+                                                  _random_samples=tensor(u, device))
+    want_y, want_idx = _frac3_ref(x[None], u, (2, 2, 2), (3, 4, 4))
+    np.testing.assert_array_equal(to_numpy(y), want_y[0])
+    np.testing.assert_array_equal(to_numpy(idx), want_idx[0])
+    m = nn.FractionalMaxPool3d(2, output_ratio=0.5, return_indices=True,
+                               _random_samples=tensor(u, device))
+    my, midx = m(tensor(x, device))
+    want_y, want_idx = _frac3_ref(x[None], u, (2, 2, 2), (3, 3, 4))
+    np.testing.assert_array_equal(to_numpy(my), want_y[0])
+    np.testing.assert_array_equal(to_numpy(midx), want_idx[0])
+    assert not isinstance(m, nn.FractionalMaxPool2d)
+    gpugrad.manual_seed(0)   # no samples given: fresh ones, the right output shape
+    assert nn.FractionalMaxPool3d((2, 1, 3), output_size=(2, 3, 4))(
+        tensor(rng.normal(size=(2, 3, 5, 6, 7)), device)).shape == (2, 3, 2, 3, 4)
+
+
+def test_fractional_max_pool3d_gradient_goes_to_the_argmax(device, rng):
+    x = rng.normal(size=(1, 2, 5, 6, 7))
+    u = rng.uniform(size=(1, 2, 3))
+    xt = tensor(x, device, requires_grad=True)
+    y, idx = F.fractional_max_pool3d(xt, 2, (3, 4, 5), return_indices=True,
+                                     _random_samples=tensor(u, device))
+    gy = rng.normal(size=y.shape)
+    y.backward(tensor(gy, device))
+    want = np.zeros((2, 5 * 6 * 7))
+    for c in range(2):
+        np.add.at(want[c], to_numpy(idx)[0, c].ravel(), gy[0, c].ravel())
+    np.testing.assert_allclose(to_numpy(xt.grad), want.reshape(x.shape), rtol=1e-12)
+    assert y.grad_fn.name() == "FractionalMaxPool3DBackward0"
+
+
+def test_fractional_max_pool3d_gradcheck(device, rng):
+    x = tensor(rng.normal(size=(4, 5, 6)) + np.arange(120).reshape(4, 5, 6) * 0.05,
+               device, requires_grad=True)[None]
+    u = tensor(rng.uniform(size=(1, 1, 3)), device)
+
+    def f(v):
+        return F.fractional_max_pool3d(v, (2, 2, 3), (2, 3, 3), _random_samples=u)
+
+    assert gradcheck(f, (x,), eps=1e-6, atol=1e-6)
+    assert gradgradcheck(f, (x,), eps=1e-6, atol=1e-6)
+
+
+def test_fractional_max_pool3d_messages(device):
+    x = tensor(np.zeros((1, 1, 4, 5, 6)), device)
+    with pytest.raises(ValueError, match="fractional_max_pool3d requires specifying either an "
+                                         "output_size or an output_ratio"):
+        F.fractional_max_pool3d(x, 2)
+    with pytest.raises(RuntimeError, match=r"Expected 4D or 5D tensor, but got: \[2, 3, 4\]"):
+        F.fractional_max_pool3d(tensor(np.zeros((2, 3, 4)), device), 2, 1)
+    # time, then width, then height, each strictly: o + k - 1 < n
+    for out, what in (((3, 1, 1), "time 2 too large relative to input time 4"),
+                      ((2, 4, 5), "width 2 too large relative to input width 6"),
+                      ((2, 4, 4), "height 2 too large relative to input height 5")):
+        with pytest.raises(RuntimeError, match=f"fractional_max_pool3d_out\\(\\): pool {what}"):
+            F.fractional_max_pool3d(x, 2, out)
+    assert F.fractional_max_pool3d(x, 2, (2, 3, 4)).shape == (1, 1, 2, 3, 4)
+    with pytest.raises(ValueError, match="FractionalMaxPool3d requires specifying either an "
+                                         "output size, or a pooling ratio"):
+        nn.FractionalMaxPool3d(2)
+    with pytest.raises(ValueError, match=r"output_ratio must be between 0 and 1 \(got 1.5\)"):
+        nn.FractionalMaxPool3d(2, output_ratio=1.5)
+    with pytest.raises(ValueError, match="only one of output_size and output_ratio"):
+        nn.FractionalMaxPool3d(2, output_size=2, output_ratio=0.5)
+
+
+def test_fractional_max_pool3d_against_torch(rng):
     torch = pytest.importorskip("torch")
-    x = rng.standard_normal(x_shape)
-    theirs = getattr(torch.nn, name)(*args, **kw).double()
-    ours = getattr(nn, name)(*args, **kw).double()
-    if name.startswith("Lazy"):
-        theirs(torch.tensor(x)), ours(gpugrad.tensor(x))
-    assert repr(ours) == repr(theirs)
-    for p, q in zip(ours.parameters(), theirs.parameters()):
-        p.data = gpugrad.tensor(q.detach().numpy())
-    want, want_grads = _grads(torch, lambda x: theirs(x), [x])
-    got, got_grads = _grads(gpugrad, lambda x: ours(x), [x])
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-10, atol=1e-12)
+    x, u = rng.normal(size=(2, 3, 7, 8, 9)), rng.uniform(size=(2, 3, 3))
+    ty, tidx = torch.nn.functional.fractional_max_pool3d(
+        torch.tensor(x), (2, 3, 2), output_size=(3, 4, 5), return_indices=True,
+        _random_samples=torch.tensor(u))
+    gy, gidx = F.fractional_max_pool3d(tensor(x), (2, 3, 2), output_size=(3, 4, 5),
+                                       return_indices=True, _random_samples=tensor(u))
+    np.testing.assert_array_equal(to_numpy(gy), ty.numpy())
+    np.testing.assert_array_equal(to_numpy(gidx), tidx.numpy())
