@@ -14,6 +14,7 @@ import gpugrad
 import gpugrad.nn as nn
 import gpugrad.nn.modules.module as M
 from gpugrad.nn import _backward_hooks
+from tests.nn._tensors import arr
 
 NO_INPUT_GRAD = (
     "Full backward hook is firing when gradients are computed with respect to module outputs "
@@ -469,3 +470,24 @@ def test_hooks_match_torch():
                     np.testing.assert_allclose(ga, gb, rtol=1e-9, atol=1e-12)
     for a, b in zip(grads, want_grads):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+# -- forward hooks and pre-hooks -------------------------------------------------------------------
+def test_forward_hooks():
+    m = nn.Linear(2, 2)
+    seen = []
+    h1 = m.register_forward_hook(lambda mod, args, out: seen.append((mod, args[0].shape)))
+    h2 = m.register_forward_hook(lambda mod, args, out: out * 0)
+    pre = m.register_forward_pre_hook(lambda mod, args: (args[0] + 1,))
+    x = gpugrad.zeros(1, 2)
+    assert m(x).sum().item() == 0
+    assert seen == [(m, (1, 2))]
+    h2.remove()
+    np.testing.assert_allclose(arr(m(x))[0], arr(m.weight).sum(1) + arr(m.bias), rtol=1e-6)
+    pre.remove()
+    h1.remove()
+    m(x)
+    assert len(seen) == 2
+    h = m.register_forward_hook(lambda mod, args, kwargs, out: (args, kwargs), with_kwargs=True)
+    assert m(x) == ((x,), {})
+    h.remove()

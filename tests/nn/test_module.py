@@ -1,15 +1,21 @@
-"""nn.Module API: extra state, state-dict hooks and ``_metadata``, lookups by dotted path, the
-in-place reassignment of registered names, and PyTorch 2.13's error messages."""
+"""nn.Module API: registration and traversal, train/eval, dtype and device moves, deepcopy,
+extra state, state dicts, their hooks and ``_metadata``, lookups by dotted path, the in-place
+reassignment of registered names, reprs, DataParallel without a GPU, and PyTorch 2.13's error
+messages."""
 from __future__ import annotations
 
+import copy
 import pickle
 import re
 from collections import OrderedDict
 
+import numpy as np
 import pytest
+from conftest import to_numpy
 
 import gpugrad
 import gpugrad.nn as nn
+from tests.nn._tensors import arr
 
 
 def _stateful(lib, get=True, set_=True):
@@ -348,3 +354,190 @@ def test_state_dict_matches_torch():
         sd["zz"] = lib.zeros(1)
         r = m.load_state_dict(sd, strict=False)
         assert (r.missing_keys, r.unexpected_keys) == (["e._extra_state", "seq.0.bias"], ["zz"])
+
+
+# -- registration, modes, state dicts, copies and reprs --------------------------------------------
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.act = nn.ReLU()
+        self.register_buffer("running", gpugrad.zeros(4))
+        self.register_buffer("scratch", gpugrad.zeros(1), persistent=False)
+        self.scale = nn.Parameter(gpugrad.ones(1))
+        self.fc2 = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x))) * self.scale
+
+
+def test_registration_and_traversal_order():
+    net = Net()
+    assert [n for n, _ in net.named_parameters()] == [
+        "scale", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert [n for n, _ in net.named_children()] == ["fc1", "act", "fc2"]
+    assert list(net.children()) == [net.fc1, net.act, net.fc2]
+    assert [n for n, _ in net.named_modules()] == ["", "fc1", "act", "fc2"]
+    assert list(net.modules())[0] is net
+    assert [n for n, _ in net.named_buffers()] == ["running", "scratch"]
+    assert list(net.state_dict()) == ["scale", "running", "fc1.weight", "fc1.bias",
+                                      "fc2.weight", "fc2.bias"]
+    assert [p.shape for p in net.parameters()] == [(1,), (4, 3), (4,), (2, 4), (2,)]
+    assert net(gpugrad.randn(2, 3)).shape == (2, 2)
+
+
+def test_parameters_list_follows_changes():
+    net = Net()
+    assert len(list(net.parameters())) == 5
+    net.fc3 = nn.Linear(2, 2)
+    assert len(list(net.parameters())) == 7
+    net.fc1.bias = None
+    assert len(list(net.parameters())) == 6
+    new = nn.Parameter(gpugrad.zeros(2, 4))
+    net.fc2.weight = new
+    assert any(p is new for p in net.parameters())
+    del net.fc3
+    assert len(list(net.parameters())) == 4
+
+
+def test_shared_parameters_are_listed_once():
+    a = nn.Linear(2, 2)
+    seq = nn.Sequential(a, nn.ReLU(), a)
+    assert len(list(seq.parameters())) == 2
+    assert list(seq.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+def test_setattr_errors():
+    net = Net()
+    with pytest.raises(TypeError, match="cannot assign 'gpugrad.FloatTensor' as parameter 'scale'"):
+        net.scale = gpugrad.ones(1)
+    with pytest.raises(TypeError, match="as child module 'fc1'"):
+        net.fc1 = 3
+
+    class Forgot(nn.Module):
+        def __init__(self):
+            self.fc = nn.Linear(1, 1)
+
+    with pytest.raises(AttributeError, match="before Module.__init__"):
+        Forgot()
+    with pytest.raises(KeyError, match="already exists"):
+        net.register_parameter("forward", nn.Parameter(gpugrad.ones(1)))
+    with pytest.raises(AttributeError, match="'Net' object has no attribute 'nope'"):
+        net.nope
+
+
+def test_train_eval_propagate():
+    net = nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.Dropout()))
+    assert net.training
+    assert net.eval() is net
+    assert not any(m.training for m in net.modules())
+    net.train()
+    assert all(m.training for m in net.modules())
+
+
+def test_zero_grad_set_to_none_both_ways():
+    net = Net()
+    net(gpugrad.randn(2, 3)).sum().backward()
+    assert all(p.grad is not None for p in net.parameters())
+    net.zero_grad(set_to_none=False)
+    assert all(p.grad is not None and not p.grad.any().item() for p in net.parameters())
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+
+
+def test_state_dict_round_trip():
+    gpugrad.manual_seed(0)
+    a, b = Net(), Net()
+    x = gpugrad.randn(3, 3)
+    assert not np.allclose(arr(a(x)), arr(b(x)))
+    w = b.fc1.weight
+    v = w._version
+    assert repr(b.load_state_dict(a.state_dict())) == "<All keys matched successfully>"
+    assert b.fc1.weight is w and w._version > v            # copied in place
+    np.testing.assert_array_equal(arr(a(x)), arr(b(x)))
+    sd = a.state_dict()
+    assert not sd["fc1.weight"].requires_grad and sd["fc1.weight"].grad_fn is None
+    assert a.state_dict(keep_vars=True)["fc1.weight"] is a.fc1.weight
+
+
+def test_load_state_dict_strict_errors():
+    m = nn.Linear(2, 2)
+    sd = m.state_dict()
+    sd["extra"] = gpugrad.zeros(1)
+    del sd["bias"]
+    with pytest.raises(RuntimeError) as e:
+        m.load_state_dict(sd)
+    assert str(e.value) == ('Error(s) in loading state_dict for Linear:\n\tMissing key(s) in '
+                            'state_dict: "bias". \n\tUnexpected key(s) in state_dict: "extra". ')
+    result = m.load_state_dict(sd, strict=False)
+    assert result.missing_keys == ["bias"] and result.unexpected_keys == ["extra"]
+    sd = m.state_dict()
+    sd["weight"] = gpugrad.zeros(3, 2)
+    for strict in (True, False):
+        with pytest.raises(RuntimeError) as e:
+            m.load_state_dict(sd, strict=strict)
+        assert str(e.value) == (
+            "Error(s) in loading state_dict for Linear:\n\tsize mismatch for weight: copying a "
+            "param with shape gpugrad.Size([3, 2]) from checkpoint, the shape in current model "
+            "is gpugrad.Size([2, 2]).")
+
+
+def test_load_state_dict_casts_dtype():
+    m = nn.Linear(2, 2)
+    src = nn.Linear(2, 2).double()
+    m.load_state_dict(src.state_dict())
+    assert m.weight.dtype == gpugrad.float32
+    np.testing.assert_allclose(arr(m.weight), arr(src.weight), rtol=1e-6)
+
+
+def test_layer_reprs():
+    assert repr(nn.LeakyReLU()) == "LeakyReLU(negative_slope=0.01)"
+    assert repr(nn.GELU()) == "GELU(approximate='none')"
+    assert repr(nn.Softmax(dim=1)) == "Softmax(dim=1)"
+    assert repr(nn.ReLU(inplace=True)) == "ReLU(inplace=True)"
+    assert repr(nn.CrossEntropyLoss()) == "CrossEntropyLoss()"
+    assert repr(nn.MSELoss()) == "MSELoss()"
+
+
+def test_to_dtype_and_device_keep_parameter_objects():
+    net = Net()
+    net(gpugrad.randn(2, 3)).sum().backward()
+    w = net.fc1.weight
+    assert net.to(gpugrad.float64) is net
+    assert net.fc1.weight is w and w.dtype == gpugrad.float64 and w.grad.dtype == gpugrad.float64
+    assert isinstance(w, nn.Parameter) and w.requires_grad
+    assert net.running.dtype == gpugrad.float64
+    assert net(gpugrad.randn(2, 3, dtype=gpugrad.float64)).dtype == gpugrad.float64
+    net.to("cpu").float()
+    assert net.fc1.weight is w and w.dtype == gpugrad.float32 and w.device.type == "cpu"
+    with pytest.raises(TypeError, match="only accepts floating point"):
+        net.to(gpugrad.int64)
+
+
+def test_deepcopy_gives_independent_parameters():
+    net = Net()
+    twin = copy.deepcopy(net)
+    assert isinstance(twin.fc1.weight, nn.Parameter)
+    with gpugrad.no_grad():
+        twin.fc1.weight.zero_()
+    assert arr(net.fc1.weight).any()
+
+
+def test_requires_grad_and_get_submodule():
+    net = Net()
+    net.requires_grad_(False)
+    assert not any(p.requires_grad for p in net.parameters())
+    assert net.get_submodule("fc2") is net.fc2
+    assert net.get_parameter("fc2.bias") is net.fc2.bias
+
+
+def test_data_parallel_without_gpu_calls_the_module():
+    lin = nn.Linear(2, 3)
+    dp = nn.DataParallel(lin)
+    x = gpugrad.randn(4, 2)
+    if not gpugrad.cuda.is_available():
+        assert dp.device_ids == [] and dp.module is lin
+        np.testing.assert_array_equal(to_numpy(dp(x)), to_numpy(lin(x)))
+    assert repr(dp) == ("DataParallel(\n  (module): Linear(in_features=2, out_features=3, "
+                        "bias=True)\n)")
+    assert list(dp.state_dict()) == ["module.weight", "module.bias"]
