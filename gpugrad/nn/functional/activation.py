@@ -1,23 +1,157 @@
-"""Further activations and the functions behind them: hardsigmoid, hardswish, hardshrink,
-softshrink, softsign, tanhshrink, threshold, RReLU and Softmax2d, plus the in-place ``F.*_``
-variants PyTorch has. Each is composed from existing ops; the ``where`` branches are written so
-that the gradient at a kink is the one PyTorch's kernel gives."""
+"""Activation functions: ReLU and its relatives, the sigmoid/tanh family, the shrinks and
+thresholds, (log-)softmax, softmin, Gumbel softmax and GLU, with PyTorch's in-place ``F.*_``
+variants. Each is composed from existing ops; the ``where`` branches are written so that the
+gradient at a kink is the one PyTorch's kernel gives."""
 from __future__ import annotations
+
+import math
+import warnings
 
 import numpy as np
 
-from .. import _creation
-from ..autograd.grad_mode import no_grad
-from ..ops import activation, pointwise, reduce
-from ..tensor_inplace import inplace as _inplace
-from .module import Module
-from .more_layers import celu, selu
+from ... import _creation
+from ...autograd.grad_mode import no_grad
+from ...ops import activation, pointwise, reduce
+from ...tensor_inplace import inplace as _inplace
 
-__all__ = ["hardsigmoid", "hardswish", "hardshrink", "softshrink", "softsign", "tanhshrink",
-           "threshold", "threshold_", "rrelu", "rrelu_", "elu_", "leaky_relu_", "hardtanh_",
-           "selu_", "celu_",
-           "Hardsigmoid", "Hardswish", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink",
-           "Threshold", "RReLU", "Softmax2d"]
+__all__ = ["tanh", "sigmoid", "relu", "relu_", "leaky_relu", "gelu", "silu", "softplus", "elu",
+           "hardtanh", "relu6", "mish", "softmax", "log_softmax", "prelu", "selu", "celu",
+           "logsigmoid", "softmin", "glu", "hardsigmoid", "hardswish", "hardshrink", "softshrink",
+           "softsign", "tanhshrink", "threshold", "threshold_", "rrelu", "rrelu_", "elu_",
+           "leaky_relu_", "hardtanh_", "selu_", "celu_", "gumbel_softmax"]
+
+
+tanh = pointwise.tanh
+sigmoid = activation.sigmoid
+
+
+def relu(input, inplace=False):
+    return input.relu_() if inplace else activation.relu(input)
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if inplace:
+        return _inplace(input, lambda t: activation.leaky_relu(t, negative_slope))
+    return activation.leaky_relu(input, negative_slope)
+
+
+def gelu(input, approximate="none"):
+    return activation.gelu(input, approximate)
+
+
+def silu(input, inplace=False):
+    return _inplace(input, activation.silu) if inplace else activation.silu(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return activation.softplus(input, beta, threshold)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    f = lambda t: activation.elu(t, alpha)   # noqa: E731
+    return _inplace(input, f) if inplace else f(input)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    kind = input.dtype.kind
+    if kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if kind in "iu":   # integers stay integers: the limits are truncated to the input's type
+        if kind == "u" and (min_val < 0 or max_val < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        lo, hi = int(min_val), int(max_val)
+        return input.clamp_(lo, hi) if inplace else input.clamp(lo, hi)
+    f = lambda t: activation.hardtanh(t, min_val, max_val)   # noqa: E731
+    return _inplace(input, f) if inplace else f(input)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def mish(input, inplace=False):
+    return _inplace(input, activation.mish) if inplace else activation.mish(input)
+
+
+def _softmax_dim(name, ndim, stacklevel):
+    """The dimension PyTorch's deprecated ``dim=None`` picks (0 for 0-, 1- and 3-D input)."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim, _stacklevel)
+    return reduce.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
+    return reduce.log_softmax(input, dim, dtype)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def prelu(input, weight):
+    """y = x where x > 0 else weight * x, one weight per channel (dim 1) or one for all."""
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {weight.numel()} and channel size = "
+                           f"{channels}.")
+    w = weight.reshape(()) if weight.numel() == 1 else weight.reshape(
+        (channels,) + (1,) * (input.dim() - 2))
+    return pointwise.where(input > 0, input, w * input)
+
+
+def selu(input, inplace=False):
+    """y = scale * elu(x, alpha), with the self-normalising constants."""
+    f = lambda t: activation.elu(t, _SELU_ALPHA) * _SELU_SCALE   # noqa: E731
+    return _inplace(input, f) if inplace else f(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """y = x where x > 0 else alpha * (exp(x / alpha) - 1)."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    f = lambda t: pointwise.where(t > 0, t, activation.elu(t * (1.0 / alpha), alpha))  # noqa
+    return _inplace(input, f) if inplace else f(input)
+
+
+def logsigmoid(input):
+    """y = log(sigmoid(x)) = -softplus(-x), computed without overflow."""
+    return -activation.softplus(-input, 1.0, math.inf)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    return reduce.softmax(-input, dim, dtype)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), with a and b the two halves of ``input`` along ``dim``."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    (d,) = reduce._axes(dim, input.dim())   # PyTorch's error for a dim out of range
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{input.shape[d]}")
+    a, b = input.chunk(2, d)
+    return a * activation.sigmoid(b)
+
 
 _DTYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
@@ -28,7 +162,6 @@ def _maybe_inplace(input, f, inplace):
     return _inplace(input, f) if inplace else f(input)
 
 
-# -- functions ----------------------------------------------------------------------------------
 def hardsigmoid(input, inplace=False):
     """y = min(max(x + 3, 0), 6) / 6   (gradient 1/6 strictly inside (-3, 3), as PyTorch)."""
     f = lambda t: activation.hardtanh(t + 3.0, 0.0, 6.0) / 6.0   # noqa: E731
@@ -132,83 +265,19 @@ def celu_(input, alpha=1.0):
     return _maybe_inplace(input, lambda t: celu(t, alpha), True)
 
 
-# -- modules ------------------------------------------------------------------------------------
-class _Inplace(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-
-class Hardsigmoid(_Inplace):
-    def forward(self, input):
-        return hardsigmoid(input, self.inplace)
-
-
-class Hardswish(_Inplace):
-    def forward(self, input):
-        return hardswish(input, self.inplace)
-
-
-class Hardshrink(Module):
-    def __init__(self, lambd=0.5):
-        super().__init__()
-        self.lambd = lambd
-
-    def forward(self, input):
-        return hardshrink(input, self.lambd)
-
-    def extra_repr(self):
-        return f"{self.lambd}"
-
-
-class Softshrink(Hardshrink):
-    def forward(self, input):
-        return softshrink(input, self.lambd)
-
-
-class Softsign(Module):
-    def forward(self, input):
-        return softsign(input)
-
-
-class Tanhshrink(Module):
-    def forward(self, input):
-        return tanhshrink(input)
-
-
-class Threshold(Module):
-    def __init__(self, threshold, value, inplace=False):
-        super().__init__()
-        self.threshold, self.value, self.inplace = threshold, value, inplace
-
-    def forward(self, input):
-        return threshold(input, self.threshold, self.value, self.inplace)
-
-    def extra_repr(self):
-        return (f"threshold={self.threshold}, value={self.value}"
-                + (", inplace=True" if self.inplace else ""))
-
-
-class RReLU(Module):
-    """Randomised leaky ReLU: a random negative slope in training, the mean one in eval."""
-
-    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
-        super().__init__()
-        self.lower, self.upper, self.inplace = lower, upper, inplace
-
-    def forward(self, input):
-        return rrelu(input, self.lower, self.upper, self.training, self.inplace)
-
-    def extra_repr(self):
-        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
-                                                            else "")
-
-
-class Softmax2d(Module):
-    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W) input."""
-
-    def forward(self, input):
-        if input.dim() not in (3, 4):
-            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
-                             "instead")
-        return reduce.softmax(input, -3)
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1) from the default generator. ``hard``:
+    the one-hot of the argmax in the forward pass, the soft sample's gradient in the backward
+    (y_hard - y_soft.detach() + y_soft)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    with no_grad():
+        gumbels = -pointwise.log(_creation.empty(logits.shape, dtype=logits.dtype,
+                                                 device=logits.device).exponential_())
+    y_soft = reduce.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _creation.zeros(logits.shape, dtype=logits.dtype, device=logits.device)
+    y_hard = y_hard.scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

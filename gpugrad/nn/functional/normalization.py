@@ -1,27 +1,62 @@
-"""Instance, RMS and local response normalisation: the functions and their modules, composed
-from existing ops (instance norm is batch norm over a (1, N * C, ...) view, as PyTorch does)."""
+"""Normalisation functions: batch and layer norm (ops), group, instance, RMS and local response
+normalisation and ``normalize`` (instance norm is batch norm over a (1, N * C, ...) view, as
+PyTorch does)."""
 from __future__ import annotations
 
-import warnings
+import math
 
 import numpy as np
 
-from .. import _creation
-from ..amp._state import state as _amp
-from ..amp._state import upper as _upper
-from ..autograd.grad_mode import no_grad
-from ..ops import pointwise, shape
-from ..ops.norm import batch_norm
-from . import init
-from .layers import _BatchNorm
-from .module import Module
-from .parameter import Parameter
+from ... import _creation
+from ...amp._state import state as _amp
+from ...amp._state import upper as _upper
+from ...autograd.grad_mode import no_grad
+from ...ops import pointwise, reduce, shape
+from ...ops.norm import batch_norm, layer_norm
 
-__all__ = ["instance_norm", "rms_norm", "local_response_norm", "InstanceNorm1d",
-           "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["batch_norm", "layer_norm", "group_norm", "normalize", "instance_norm", "rms_norm",
+           "local_response_norm"]
 
 
-# -- functions ----------------------------------------------------------------------------------
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise each group of ``C / num_groups`` channels (with everything after dim 1) of
+    each sample, then scale and shift per channel."""
+    if _amp.active:
+        input, weight, bias = _upper(input, weight, bias)
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    rest = math.prod(input.shape[2:])
+    if n * c // num_groups * rest == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {[n * c // num_groups, num_groups] + list(input.shape[2:])}")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and (p.dim() != 1 or p.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {list(p.shape)} "
+                               f"and input of shape {list(input.shape)}")
+    group = c // num_groups * rest
+    y = layer_norm(input.reshape(n, num_groups, group), (group,), None, None, eps)
+    y = y.reshape(input.shape)
+    column = (c,) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        y = y * weight.reshape(column)
+    if bias is not None:
+        y = y + bias.reshape(column)
+    return y
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """x / max(||x||_p, eps) along ``dim``."""
+    y = input / reduce.norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    return y if out is None else out.copy_(y)
+
+
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     """Normalise each (sample, channel) slice over its spatial positions, then scale and shift
@@ -107,88 +142,3 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         window = window + padded.narrow(1, j, c)
     div = (window * (alpha / size) + k) ** beta
     return input / div
-
-
-# -- modules ------------------------------------------------------------------------------------
-class _InstanceNorm(_BatchNorm):
-    """Shared by InstanceNorm1d/2d/3d: no affine parameters and no running statistics unless
-    asked; an unbatched input (one dimension fewer) is taken as a batch of one."""
-    _no_batch = 2
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, device=None, dtype=None, *, bias=True):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype, bias)
-
-    def forward(self, input):
-        dims = (self._no_batch, self._no_batch + 1)
-        if input.dim() not in dims:
-            raise ValueError(f"expected {dims[0]}D or {dims[1]}D input (got {input.dim()}D "
-                             "input)")
-        feature_dim = input.dim() - self._no_batch
-        if input.shape[feature_dim] != self.num_features:
-            if self.affine:
-                raise ValueError(f"expected input's size at dim={feature_dim} to match "
-                                 f"num_features ({self.num_features}), but got: "
-                                 f"{input.shape[feature_dim]}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
-                          "can silence this warning by not passing in num_features, which is "
-                          "not used because affine=False", stacklevel=2)
-        unbatched = input.dim() == self._no_batch
-        x = input.unsqueeze(0) if unbatched else input
-        y = instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                          self.training or not self.track_running_stats,
-                          self.momentum if self.momentum is not None else 0.0, self.eps)
-        return y.squeeze(0) if unbatched else y
-
-
-class InstanceNorm1d(_InstanceNorm):
-    """Instance normalisation of (N, C, L) or unbatched (C, L) input."""
-    _no_batch = 2
-
-
-class InstanceNorm2d(_InstanceNorm):
-    """Instance normalisation of (N, C, H, W) or unbatched (C, H, W) input."""
-    _no_batch = 3
-
-
-class InstanceNorm3d(_InstanceNorm):
-    """Instance normalisation of (N, C, D, H, W) or unbatched (C, D, H, W) input."""
-    _no_batch = 4
-
-
-class RMSNorm(Module):
-    """Root-mean-square normalisation over the last dimensions, with a ``weight`` (ones)."""
-
-    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
-                 dtype=None):
-        super().__init__()
-        self.normalized_shape = ((normalized_shape,) if isinstance(normalized_shape, int)
-                                 else tuple(normalized_shape))
-        self.eps, self.elementwise_affine = eps, elementwise_affine
-        self.register_parameter("weight", Parameter(_creation.empty(
-            self.normalized_shape, device=device, dtype=dtype)) if elementwise_affine else None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-
-    def forward(self, x):
-        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
-
-
-class LocalResponseNorm(Module):
-    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
-        super().__init__()
-        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
-
-    def forward(self, input):
-        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self):
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

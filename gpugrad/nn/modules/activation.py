@@ -1,337 +1,38 @@
-"""Layers: Linear, activations, Dropout, and the containers Sequential and ModuleList."""
+"""Activation layers (ReLU ... Softmax2d) and MultiheadAttention, as PyTorch keeps them; each
+calls the function of the same name in ``functional``."""
 from __future__ import annotations
 
-import math
-
-from .. import _creation
-from . import functional as F
-from . import init
+from ... import _creation
+from ...ops import reduce
+from .. import functional as F
+from .. import init
+from ..functional.activation import (
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    logsigmoid,
+    prelu,
+    rrelu,
+    selu,
+    softmin,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
+from ..functional.attention import _canonical_mask, multi_head_attention_forward
+from ..parameter import Parameter
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
-from .parameter import Parameter
+
+__all__ = ["ReLU", "LeakyReLU", "GELU", "SiLU", "ELU", "Hardtanh", "ReLU6", "Softplus", "Mish",
+           "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "PReLU", "SELU", "CELU", "LogSigmoid",
+           "Softmin", "GLU", "Hardsigmoid", "Hardswish", "Hardshrink", "Softshrink", "Softsign",
+           "Tanhshrink", "Threshold", "RReLU", "Softmax2d", "MultiheadAttention"]
 
 
-def _reset_weight_and_bias(weight, bias):
-    """PyTorch's default for Linear and (transposed) convolutions: U(-1/sqrt(fan_in),
-    1/sqrt(fan_in)) for both, fan_in = weight.shape[1] * prod(kernel) (for a transposed
-    convolution that is out / groups, as in PyTorch)."""
-    init.kaiming_uniform_(weight, a=math.sqrt(5))
-    if bias is not None:
-        fan_in = weight.shape[1] * math.prod(weight.shape[2:])
-        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-        init.uniform_(bias, -bound, bound)
-
-
-class Identity(Module):
-    def __init__(self, *args, **kwargs):
-        super().__init__()
-
-    def forward(self, input):
-        return input
-
-
-class Linear(Module):
-    """y = x W^T + b, with W of shape (out_features, in_features)."""
-
-    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
-        super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
-        self.weight = Parameter(_creation.empty((out_features, in_features), device=device,
-                                                dtype=dtype))
-        if bias:
-            self.bias = Parameter(_creation.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        _reset_weight_and_bias(self.weight, self.bias)
-
-    def forward(self, input):
-        return F.linear(input, self.weight, self.bias)
-
-    def extra_repr(self):
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear under the name PyTorch gives attention's output projection (as it prints)."""
-
-
-class _ConvNd(Module):
-    """Shared by Conv1d and Conv2d: weight (out, in, *kernel) and bias, PyTorch's init."""
-    _dims = 2
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None):
-        super().__init__()
-        n = self._dims
-        as_tuple = lambda v: (v,) * n if isinstance(v, int) else tuple(v)   # noqa: E731
-        if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {{'zeros', 'replicate', 'reflect', "
-                             f"'circular'}}, but got padding_mode='{padding_mode}'")
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
-        if isinstance(padding, str):
-            if padding not in ("valid", "same"):
-                raise ValueError(f"Invalid padding string '{padding}', should be one of "
-                                 "{'valid', 'same'}")
-            if padding == "same" and any(s != 1 for s in as_tuple(stride)):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-        self.in_channels, self.out_channels, self.transposed = in_channels, out_channels, False
-        self.kernel_size, self.stride = as_tuple(kernel_size), as_tuple(stride)
-        self.padding = padding if isinstance(padding, str) else as_tuple(padding)
-        self.dilation, self.groups, self.padding_mode = as_tuple(dilation), groups, padding_mode
-        kw = dict(device=device, dtype=dtype)
-        self.weight = Parameter(_creation.empty(
-            (out_channels, in_channels // groups) + self.kernel_size, **kw))
-        self.register_parameter("bias", Parameter(_creation.empty(out_channels, **kw))
-                                if bias else None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        _reset_weight_and_bias(self.weight, self.bias)
-
-    def forward(self, input):
-        conv = F.conv1d if self._dims == 1 else F.conv2d
-        if self.padding_mode != "zeros":   # pad first (PyTorch's order of pairs), then convolve
-            input = F.pad(input, self._reversed_padding_repeated_twice(), _PADDING_MODES[
-                self.padding_mode])
-            return conv(input, self.weight, self.bias, self.stride, 0, self.dilation,
-                        self.groups)
-        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                    self.groups)
-
-    def _reversed_padding_repeated_twice(self):
-        """F.pad's pairs, last dimension first ('same': the odd pixel goes after)."""
-        pairs = []
-        for d, k, p in zip(self.dilation, self.kernel_size, (
-                (None,) * self._dims if isinstance(self.padding, str) else self.padding)):
-            if self.padding == "same":
-                total = d * (k - 1)
-                pairs.append((total // 2, total - total // 2))
-            else:
-                pairs.append((0, 0) if self.padding == "valid" else (p, p))
-        return tuple(v for pair in reversed(pairs) for v in pair)
-
-    def extra_repr(self):
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0,) * self._dims:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self._dims:
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += f", padding_mode={self.padding_mode}"
-        return s
-
-
-_PADDING_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "replicate",
-                  "circular": "circular"}
-
-
-class Conv1d(_ConvNd):
-    """1-D convolution (cross-correlation) over (N, C, L) inputs."""
-    _dims = 1
-
-
-class Conv2d(_ConvNd):
-    """2-D convolution (cross-correlation) over (N, C, H, W) inputs."""
-    _dims = 2
-
-
-class MaxPool2d(Module):
-    """The max of each kernel window (stride defaults to the kernel size)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
-
-
-class AvgPool2d(Module):
-    """The mean of each kernel window (stride defaults to the kernel size)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True, divisor_override=None):
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
-    def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class LayerNorm(Module):
-    """Normalise over the last dimensions (``normalized_shape``), then scale and shift."""
-
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
-                 device=None, dtype=None):
-        super().__init__()
-        shape_ = ((normalized_shape,) if isinstance(normalized_shape, int)
-                  else tuple(normalized_shape))
-        self.normalized_shape, self.eps = shape_, eps
-        self.elementwise_affine = elementwise_affine
-        def param(fill, wanted):
-            return Parameter(fill(shape_, device=device, dtype=dtype)) if wanted else None
-        self.register_parameter("weight", param(_creation.ones, elementwise_affine))
-        self.register_parameter("bias", param(_creation.zeros, elementwise_affine and bias))
-
-    def forward(self, input):
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
-
-
-class _BatchNorm(Module):
-    """Normalise each channel (dim 1) by the batch's statistics in training, by running ones
-    (updated in training) in eval; then scale and shift."""
-    _dims: tuple = ()
-    _version = 2   # PyTorch's, recorded in state_dict()._metadata
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None, bias=True):
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        kw = dict(device=device, dtype=dtype)
-        self.register_parameter(
-            "weight", Parameter(_creation.ones(num_features, **kw)) if affine else None)
-        self.register_parameter(
-            "bias", Parameter(_creation.zeros(num_features, **kw)) if affine and bias else None)
-        if track_running_stats:
-            self.register_buffer("running_mean", _creation.zeros(num_features, **kw))
-            self.register_buffer("running_var", _creation.ones(num_features, **kw))
-            self.register_buffer("num_batches_tracked",
-                                 _creation.tensor(0, dtype=_creation.long, device=device))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
-
-    def reset_running_stats(self):
-        if self.track_running_stats:
-            self.running_mean.zero_()
-            self.running_var.fill_(1)
-            self.num_batches_tracked.zero_()
-
-    def forward(self, input):
-        if input.ndim not in self._dims:
-            raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input (got "
-                             f"{input.ndim}D input)")
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:   # a cumulative average of every batch so far
-                factor = 1.0 / self.num_batches_tracked.item()
-        use_batch = self.training or self.running_mean is None
-        track = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if track else None,
-                            self.running_var if track else None, self.weight, self.bias,
-                            use_batch, factor, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
-
-
-class BatchNorm1d(_BatchNorm):
-    """Batch normalisation of (N, C) or (N, C, L) inputs."""
-    _dims = (2, 3)
-
-
-class BatchNorm2d(_BatchNorm):
-    """Batch normalisation of (N, C, H, W) inputs."""
-    _dims = (4,)
-
-
-class Embedding(Module):
-    """A lookup table: row ``i`` of ``weight`` for index ``i`` (initialised N(0, 1); the
-    ``padding_idx`` row starts at zero and gets no gradient)."""
-
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
-                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
-                 _freeze=False, device=None, dtype=None):
-        super().__init__()
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
-        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
-        if _weight is None:
-            w = _creation.randn(num_embeddings, embedding_dim, device=device, dtype=dtype)
-            if padding_idx is not None:
-                w._data[padding_idx] = 0
-        else:
-            w = _weight.detach()
-        self.weight = Parameter(w, requires_grad=not _freeze)
-
-    @classmethod
-    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, **kw):
-        rows, dim = embeddings.shape
-        return cls(rows, dim, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze, **kw)
-
-    def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                           self.scale_grad_by_freq, self.sparse)
-
-    def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += ", scale_grad_by_freq=True"
-        if self.sparse:
-            s += ", sparse=True"
-        return s
-
-
-class Flatten(Module):
-    def __init__(self, start_dim=1, end_dim=-1):
-        super().__init__()
-        self.start_dim, self.end_dim = start_dim, end_dim
-
-    def forward(self, input):
-        return input.flatten(self.start_dim, self.end_dim)   # the method checks the dims
-
-    def extra_repr(self):
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
-
-
-# -- activations --------------------------------------------------------------------------------
 class _InplaceActivation(Module):
     """An activation whose only option is ``inplace`` (shown in the repr when set)."""
 
@@ -456,18 +157,234 @@ class LogSoftmax(Softmax):
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
-class Dropout(Module):
-    """Zeroes each element with probability ``p`` in training mode and scales the rest by
-    1 / (1 - p); the identity in eval mode."""
+class PReLU(Module):
+    """x where x > 0 else a * x, with a learnt ``weight`` of ``num_parameters`` slopes."""
 
-    def __init__(self, p=0.5, inplace=False):
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(_creation.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training, self.inplace)
+        return prelu(input, self.weight)
 
     def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
+        return f"num_parameters={self.num_parameters}"
+
+
+class SELU(_InplaceActivation):
+    def forward(self, input):
+        return selu(input, self.inplace)
+
+
+class CELU(Module):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class LogSigmoid(Module):
+    def forward(self, input):
+        return logsigmoid(input)
+
+
+class Softmin(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class GLU(Module):
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class _Inplace(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+
+class Hardsigmoid(_Inplace):
+    def forward(self, input):
+        return hardsigmoid(input, self.inplace)
+
+
+class Hardswish(_Inplace):
+    def forward(self, input):
+        return hardswish(input, self.inplace)
+
+
+class Hardshrink(Module):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    def forward(self, input):
+        return softshrink(input, self.lambd)
+
+
+class Softsign(Module):
+    def forward(self, input):
+        return softsign(input)
+
+
+class Tanhshrink(Module):
+    def forward(self, input):
+        return tanhshrink(input)
+
+
+class Threshold(Module):
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return (f"threshold={self.threshold}, value={self.value}"
+                + (", inplace=True" if self.inplace else ""))
+
+
+class RReLU(Module):
+    """Randomised leaky ReLU: a random negative slope in training, the mean one in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                            else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             "instead")
+        return reduce.softmax(input, -3)
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention with PyTorch's parameters: ``in_proj_weight`` (3E, E) and
+    ``in_proj_bias`` (3E) when key and value dimensions equal ``embed_dim`` (else
+    ``q/k/v_proj_weight``), ``out_proj`` a Linear, and ``bias_k``/``bias_v`` (1, 1, E) with
+    ``add_bias_kv``. Sequence-first unless ``batch_first``."""
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
+                 dtype=None):
+        # layers imports functional, which imports this module
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
+                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        super().__init__()
+        kw = dict(device=device, dtype=dtype)
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads, self.dropout, self.batch_first = num_heads, dropout, batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        empty = lambda *size: Parameter(_creation.empty(size, **kw))   # noqa: E731
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = empty(embed_dim, embed_dim)
+            self.k_proj_weight = empty(embed_dim, self.kdim)
+            self.v_proj_weight = empty(embed_dim, self.vdim)
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = empty(3 * embed_dim, embed_dim)
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
+        self.register_parameter("in_proj_bias", empty(3 * embed_dim) if bias else None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
+        if add_bias_kv:
+            self.bias_k, self.bias_v = empty(1, 1, embed_dim), empty(1, 1, embed_dim)
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                init.xavier_uniform_(w)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        for b in (self.bias_k, self.bias_v):
+            if b is not None:
+                init.xavier_normal_(b)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
+                attn_mask=None, average_attn_weights=True, is_causal=False):
+        """``(attn_output, attn_weights)``: weights (N, L, S) averaged over heads, (N, heads,
+        L, S) otherwise, None unless ``need_weights``."""
+        batched = query.dim() == 3
+        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                           None if attn_mask is None else attn_mask.dtype,
+                                           "attn_mask", query.dtype)
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
+        if self.batch_first and batched:
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query = query.transpose(1, 0)
+                    key = value = key.transpose(1, 0)
+            else:
+                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+        separate = not self._qkv_same_embed_dim
+        out, weights = multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and batched:
+            out = out.transpose(1, 0)
+        return out, weights

@@ -1,185 +1,19 @@
-"""The remaining layers and losses: CTCLoss, AdaptiveLogSoftmaxWithLoss, FractionalMaxPool2d/3d,
-SyncBatchNorm (one process: a BatchNorm), DataParallel (one device or none: the module itself),
-and the deprecated NLLLoss2d and Container. Each is composed from existing ops."""
+"""AdaptiveLogSoftmaxWithLoss: the adaptive softmax of Grave et al., with PyTorch's clusters,
+parameter names and output."""
 from __future__ import annotations
 
-import warnings
 from collections import namedtuple
 
-from .. import _creation
-from ..ops.ctc import ctc_loss
-from ..ops.fractional import (
-    fractional_max_pool2d_with_indices,
-    fractional_max_pool3d_with_indices,
-)
-from ..ops.reduce import log_softmax
-from ..ops.shape import cat
-from .containers import ModuleList, Sequential
-from .layers import Linear, _BatchNorm
-from .loss import NLLLoss, _Loss
+from ... import _creation
+from ...ops.reduce import log_softmax
+from ...ops.shape import cat
+from .container import ModuleList, Sequential
+from .linear import Linear
 from .module import Module
 
-__all__ = ["CTCLoss", "AdaptiveLogSoftmaxWithLoss", "FractionalMaxPool2d", "FractionalMaxPool3d",
-           "SyncBatchNorm", "DataParallel", "NLLLoss2d", "Container"]
+__all__ = ["AdaptiveLogSoftmaxWithLoss"]
 
 
-class CTCLoss(_Loss):
-    """The connectionist temporal classification loss (``F.ctc_loss``)."""
-
-    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
-        super().__init__(reduction=reduction)
-        self.blank, self.zero_infinity = blank, zero_infinity
-
-    def forward(self, log_probs, targets, input_lengths, target_lengths):
-        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
-                        self.reduction, self.zero_infinity)
-
-
-class NLLLoss2d(NLLLoss):
-    """Deprecated: ``NLLLoss`` (which takes (N, C, H, W) input)."""
-
-    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                 reduction="mean"):
-        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
-                      "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss "
-                      "for more details.", FutureWarning, stacklevel=2)
-        super().__init__(weight, size_average, ignore_index, reduce, reduction)
-
-
-class Container(Module):
-    """Deprecated: a Module holding the modules given as keywords."""
-
-    def __init__(self, **kwargs):
-        super().__init__()
-        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
-                      "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
-        for key, value in kwargs.items():
-            self.add_module(key, value)
-
-
-# -- fractional max pooling -------------------------------------------------------------------
-class _FractionalMaxPoolNd(Module):
-    """Max pooling over pseudo-randomly placed windows (``F.fractional_max_pool2d/3d``)."""
-    _ndim, _name = 2, "FractionalMaxPool2d"
-
-    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
-                 _random_samples=None):
-        super().__init__()
-        self.kernel_size, self.return_indices = kernel_size, return_indices
-        self.output_size, self.output_ratio = output_size, output_ratio
-        self.register_buffer("_random_samples", _random_samples)
-        if output_size is None and output_ratio is None:
-            raise ValueError(f"{self._name} requires specifying either an output size, or "
-                             "a pooling ratio")
-        if output_size is not None and output_ratio is not None:
-            raise ValueError("only one of output_size and output_ratio may be specified")
-        if output_ratio is not None:
-            ratio = ((output_ratio,) * self._ndim if isinstance(output_ratio, (int, float))
-                     else tuple(output_ratio))
-            self.output_ratio = ratio
-            if not all(0 < r < 1 for r in ratio):
-                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
-
-    def forward(self, input):
-        pool = (fractional_max_pool2d_with_indices if self._ndim == 2
-                else fractional_max_pool3d_with_indices)
-        out = pool(input, self.kernel_size, self.output_size, self.output_ratio,
-                   self.return_indices, self._random_samples)
-        return out if self.return_indices else out[0]
-
-
-class FractionalMaxPool2d(_FractionalMaxPoolNd):
-    """Max pooling over pseudo-randomly placed windows (``F.fractional_max_pool2d``)."""
-    _ndim, _name = 2, "FractionalMaxPool2d"
-
-
-class FractionalMaxPool3d(_FractionalMaxPoolNd):
-    """3-D max pooling over pseudo-randomly placed windows (``F.fractional_max_pool3d``)."""
-    _ndim, _name = 3, "FractionalMaxPool3d"
-
-
-# -- batch norm across processes ----------------------------------------------------------------
-class SyncBatchNorm(_BatchNorm):
-    """Batch normalisation whose statistics span every process of a group; in one process (the
-    only case gpugrad runs) it is exactly a BatchNorm over any (N, C, *) input."""
-    _dims = tuple(range(2, 64))
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
-                 bias=True):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
-                         bias)
-        self.process_group = process_group
-
-    def forward(self, input):
-        if input.ndim < 2:
-            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
-        if input.shape[1] == 0:
-            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
-        return super().forward(input)
-
-    @classmethod
-    def convert_sync_batchnorm(cls, module, process_group=None):
-        """``module`` with every BatchNorm*d in it replaced by a SyncBatchNorm sharing its
-        parameters and running statistics."""
-        out = module
-        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
-            out = cls(module.num_features, module.eps, module.momentum, module.affine,
-                      module.track_running_stats, process_group)
-            if module.affine:
-                out.weight, out.bias = module.weight, module.bias
-            out.running_mean, out.running_var = module.running_mean, module.running_var
-            out.num_batches_tracked = module.num_batches_tracked
-            out.training = module.training
-            if hasattr(module, "qconfig"):
-                out.qconfig = module.qconfig
-        for name, child in module.named_children():
-            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
-        return out
-
-
-# -- data parallelism -------------------------------------------------------------------------
-class DataParallel(Module):
-    """Runs ``module`` on the first of ``device_ids``. With no GPU it simply calls the module, as
-    PyTorch does; with one it moves the inputs there first. (PyTorch splits the batch across
-    several GPUs; gpugrad runs it whole on the first.)"""
-
-    def __init__(self, module, device_ids=None, output_device=None, dim=0):
-        super().__init__()
-        from .. import cuda
-        self.module, self.dim = module, dim
-        if not cuda.is_available():
-            self.device_ids, self.output_device = [], None
-            return
-        if device_ids is None:
-            device_ids = list(range(cuda.device_count()))
-        self.device_ids = [d if isinstance(d, int) else d.index for d in device_ids]
-        self.output_device = self.device_ids[0] if output_device is None else output_device
-        first = f"cuda:{self.device_ids[0]}"
-        for t in list(module.parameters()) + list(module.buffers()):
-            if str(t.device) != first:
-                raise RuntimeError(f"module must have its parameters and buffers on device "
-                                   f"{first} (device_ids[0]) but found one of them on device: "
-                                   f"{t.device}")
-
-    def forward(self, *inputs, **kwargs):
-        if not self.device_ids:
-            return self.module(*inputs, **kwargs)
-        device = f"cuda:{self.device_ids[0]}"
-
-        def move(v):
-            from ..tensor import Tensor
-            if isinstance(v, Tensor):
-                return v.to(device)
-            if isinstance(v, (list, tuple)):
-                return type(v)(move(a) for a in v)
-            if isinstance(v, dict):
-                return {k: move(a) for k, a in v.items()}
-            return v
-        return self.module(*move(inputs), **move(kwargs))
-
-
-# -- adaptive softmax ---------------------------------------------------------------------------
 _ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
 
 

@@ -1,18 +1,122 @@
-"""Transposed convolutions, 1-D and adaptive max pooling, upsampling, pixel shuffle, unfold,
-fold and embedding bags as modules; each calls the function of the same name in
-``functional``."""
+"""Convolutions in 1, 2 and 3-D, their transposes and their lazy forms; each calls the function
+of the same name in ``functional``, keeping PyTorch's attributes and reprs."""
 from __future__ import annotations
 
-from .. import _creation
-from . import functional as F
-from . import init
-from .layers import AvgPool2d, MaxPool2d, _reset_weight_and_bias
+from ... import _creation
+from .. import functional as F
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin, _placeholders
+from .linear import _reset_weight_and_bias
 from .module import Module
-from .parameter import Parameter
 
-__all__ = ["ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "AvgPool1d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
-           "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "EmbeddingBag"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "LazyConvTranspose3d"]
+
+
+class _ConvNd(Module):
+    """Shared by Conv1d and Conv2d: weight (out, in, *kernel) and bias, PyTorch's init."""
+    _dims = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__()
+        n = self._dims
+        as_tuple = lambda v: (v,) * n if isinstance(v, int) else tuple(v)   # noqa: E731
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {{'zeros', 'replicate', 'reflect', "
+                             f"'circular'}}, but got padding_mode='{padding_mode}'")
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in ("valid", "same"):
+                raise ValueError(f"Invalid padding string '{padding}', should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and any(s != 1 for s in as_tuple(stride)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        self.in_channels, self.out_channels, self.transposed = in_channels, out_channels, False
+        self.kernel_size, self.stride = as_tuple(kernel_size), as_tuple(stride)
+        self.padding = padding if isinstance(padding, str) else as_tuple(padding)
+        self.dilation, self.groups, self.padding_mode = as_tuple(dilation), groups, padding_mode
+        kw = dict(device=device, dtype=dtype)
+        self.weight = Parameter(_creation.empty(
+            (out_channels, in_channels // groups) + self.kernel_size, **kw))
+        self.register_parameter("bias", Parameter(_creation.empty(out_channels, **kw))
+                                if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _reset_weight_and_bias(self.weight, self.bias)
+
+    def forward(self, input):
+        conv = F.conv1d if self._dims == 1 else F.conv2d
+        if self.padding_mode != "zeros":   # pad first (PyTorch's order of pairs), then convolve
+            input = F.pad(input, self._reversed_padding_repeated_twice(), _PADDING_MODES[
+                self.padding_mode])
+            return conv(input, self.weight, self.bias, self.stride, 0, self.dilation,
+                        self.groups)
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                    self.groups)
+
+    def _reversed_padding_repeated_twice(self):
+        """F.pad's pairs, last dimension first ('same': the odd pixel goes after)."""
+        pairs = []
+        for d, k, p in zip(self.dilation, self.kernel_size, (
+                (None,) * self._dims if isinstance(self.padding, str) else self.padding)):
+            if self.padding == "same":
+                total = d * (k - 1)
+                pairs.append((total // 2, total - total // 2))
+            else:
+                pairs.append((0, 0) if self.padding == "valid" else (p, p))
+        return tuple(v for pair in reversed(pairs) for v in pair)
+
+    def extra_repr(self):
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,) * self._dims:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._dims:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+_PADDING_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "replicate",
+                  "circular": "circular"}
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution (cross-correlation) over (N, C, L) inputs."""
+    _dims = 1
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution (cross-correlation) over (N, C, H, W) inputs."""
+    _dims = 2
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution (cross-correlation) over (N, C, D, H, W) inputs."""
+    _dims = 3
+
+    def forward(self, input):
+        if self.padding_mode != "zeros":   # pad first (PyTorch's order of pairs), then convolve
+            input = F.pad(input, self._reversed_padding_repeated_twice(),
+                          _PADDING_MODES[self.padding_mode])
+            return F.conv3d(input, self.weight, self.bias, self.stride, 0, self.dilation,
+                            self.groups)
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
 
 
 def _ntuple(v, n):
@@ -104,203 +208,76 @@ class ConvTranspose2d(_ConvTransposeNd):
     _dims = 2
 
 
-class MaxPool1d(MaxPool2d):
-    """The max of each kernel window of (N, C, L) (stride defaults to the kernel size)."""
+class ConvTranspose3d(_ConvTransposeNd):
+    """The adjoint of Conv3d in its input, over (N, C, D, H, W) inputs."""
+    _dims = 3
 
-    def forward(self, input):
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
-
-
-class AvgPool1d(AvgPool2d):
-    """The mean of each kernel window of (N, C, L) (stride defaults to the kernel size); the
-    sizes are kept as 1-tuples, as PyTorch's module keeps them."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True):
-        super().__init__(_ntuple(kernel_size, 1),
-                         _ntuple(stride if stride is not None else kernel_size, 1),
-                         _ntuple(padding, 1), ceil_mode, count_include_pad)
-        del self.divisor_override   # PyTorch's AvgPool1d has none
-
-    def forward(self, input):
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
+    def forward(self, input, output_size=None):
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
+                                  self.dilation)
 
 
-class AdaptiveMaxPool1d(Module):
-    def __init__(self, output_size, return_indices=False):
-        super().__init__()
-        self.output_size, self.return_indices = output_size, return_indices
+class _LazyConvMixin(LazyModuleMixin):
+    """Conv / ConvTranspose whose in_channels is the first input's channel dimension."""
 
-    def forward(self, input):
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+    def __init__(self, out_channels, kernel_size, *args, device=None, dtype=None, **kw):
+        super().__init__(0, 0, kernel_size, *args, device=device, dtype=dtype, **kw)
+        self.out_channels = out_channels
+        _placeholders(self, ("weight", "bias"), UninitializedParameter, device, dtype)
 
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
-
-
-class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
-    def forward(self, input):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
-
-
-class Upsample(Module):
-    """``F.interpolate`` with the sizes and mode fixed at construction."""
-
-    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                 recompute_scale_factor=None):
-        super().__init__()
-        self.name = type(self).__name__
-        self.size = size
-        if isinstance(scale_factor, tuple):
-            self.scale_factor = tuple(float(f) for f in scale_factor)
-        else:
-            self.scale_factor = float(scale_factor) if scale_factor else None
-        self.mode, self.align_corners = mode, align_corners
-        self.recompute_scale_factor = recompute_scale_factor
-
-    def forward(self, input):
-        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
-                             recompute_scale_factor=self.recompute_scale_factor)
-
-    def extra_repr(self):
-        info = (f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None
-                else f"size={self.size!r}")
-        return f"{info}, mode={self.mode!r}"
+    def initialize_parameters(self, input, *args, **kwargs):
+        n = self.cls_to_become._dims
+        self.in_channels = input.shape[1] if input.ndim == n + 2 else input.shape[0]
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if not self.has_uninitialized_params():
+            return
+        g = self.groups
+        lead = ((self.in_channels, self.out_channels // g) if self.transposed else
+                (self.out_channels, self.in_channels // g))
+        self.weight.materialize(lead + tuple(self.kernel_size))
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
 
 
-class UpsamplingNearest2d(Upsample):
-    def __init__(self, size=None, scale_factor=None):
-        super().__init__(size, scale_factor, mode="nearest")
+class _LazyConv(_LazyConvMixin):
+    transposed = False
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device=device, dtype=dtype)
 
 
-class UpsamplingBilinear2d(Upsample):
-    def __init__(self, size=None, scale_factor=None):
-        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+class _LazyConvTranspose(_LazyConvMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__(out_channels, kernel_size, stride, padding, output_padding, groups,
+                         bias, dilation, padding_mode, device=device, dtype=dtype)
 
 
-class PixelShuffle(Module):
-    """(*, C r^2, H, W) -> (*, C, H r, W r)"""
-
-    def __init__(self, upscale_factor):
-        super().__init__()
-        self.upscale_factor = upscale_factor
-
-    def forward(self, input):
-        return F.pixel_shuffle(input, self.upscale_factor)
-
-    def extra_repr(self):
-        return f"upscale_factor={self.upscale_factor}"
+class LazyConv1d(_LazyConv, Conv1d):
+    cls_to_become = Conv1d
 
 
-class PixelUnshuffle(Module):
-    """(*, C, H r, W r) -> (*, C r^2, H, W)"""
-
-    def __init__(self, downscale_factor):
-        super().__init__()
-        self.downscale_factor = downscale_factor
-
-    def forward(self, input):
-        return F.pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self):
-        return f"downscale_factor={self.downscale_factor}"
+class LazyConv2d(_LazyConv, Conv2d):
+    cls_to_become = Conv2d
 
 
-class Unfold(Module):
-    """Sliding blocks of (N, C, H, W) as (N, C kh kw, L) columns."""
-
-    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
-        super().__init__()
-        self.kernel_size, self.dilation = kernel_size, dilation
-        self.padding, self.stride = padding, stride
-
-    def forward(self, input):
-        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
-                f"padding={self.padding}, stride={self.stride}")
+class LazyConv3d(_LazyConv, Conv3d):
+    cls_to_become = Conv3d
 
 
-class Fold(Module):
-    """(N, C kh kw, L) columns summed back into (N, C, H, W)."""
-
-    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
-        super().__init__()
-        self.output_size, self.kernel_size = output_size, kernel_size
-        self.dilation, self.padding, self.stride = dilation, padding, stride
-
-    def forward(self, input):
-        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
-                      self.stride)
-
-    def extra_repr(self):
-        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
-                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    cls_to_become = ConvTranspose1d
 
 
-class EmbeddingBag(Module):
-    """Sums, means or maxima of bags of rows of an (num_embeddings, embedding_dim) table,
-    N(0, 1) initialised (the padding row zeroed)."""
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    cls_to_become = ConvTranspose2d
 
-    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
-                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
-                 include_last_offset=False, padding_idx=None, device=None, dtype=None):
-        super().__init__()
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.max_norm, self.norm_type = max_norm, norm_type
-        self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
-        self.include_last_offset = include_last_offset
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(_creation.empty((num_embeddings, embedding_dim),
-                                                    device=device, dtype=dtype))
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise AssertionError("Shape of weight does not match num_embeddings and "
-                                     "embedding_dim")
-            self.weight = Parameter(_weight)
 
-    def reset_parameters(self):
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            from ..autograd.grad_mode import no_grad
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
-
-    def forward(self, input, offsets=None, per_sample_weights=None):
-        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
-                               self.scale_grad_by_freq, self.mode, self.sparse,
-                               per_sample_weights, self.include_last_offset, self.padding_idx)
-
-    @classmethod
-    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
-                        scale_grad_by_freq=False, mode="mean", sparse=False,
-                        include_last_offset=False, padding_idx=None):
-        if embeddings.ndim != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
-        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
-                  include_last_offset, padding_idx)
-        bag.weight.requires_grad = not freeze
-        return bag
-
-    def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
-        s += f", mode={self.mode!r}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        return s
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    cls_to_become = ConvTranspose3d

@@ -1,16 +1,28 @@
 """``Module``: the base of every layer. Assigning a ``Parameter``, a ``Module`` or a registered
 buffer as an attribute registers it, so ``parameters()``, ``state_dict()``, ``to()`` and ``repr``
-see the whole tree."""
+see the whole tree. Also the hooks every module runs (``register_module_forward_hook`` ...),
+where PyTorch keeps them; their machinery is in ``_hooks.py``, the state dict in
+``_state_dict.py``."""
 from __future__ import annotations
 
-from .. import _backend
-from ..autograd.grad_mode import no_grad
-from ..autograd.graph import RemovableHandle
-from ..optim.optimizer import zero_grads
-from ..tensor import Tensor, describe
-from . import _backward_hooks as _hooks
-from ._module_state import StateDictMixin, _IncompatibleKeys  # noqa: F401  (re-exported)
-from .parameter import Buffer, Parameter
+from ... import _backend
+from ...autograd.grad_mode import no_grad
+from ...autograd.graph import RemovableHandle
+from ...tensor import Tensor, describe
+from ..parameter import Buffer, Parameter
+from . import _hooks
+from ._hooks import (
+    register_module_backward_hook,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
+from ._state_dict import StateDictMixin, _IncompatibleKeys  # noqa: F401  (re-exported)
+
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_backward_hook", "register_module_full_backward_pre_hook",
+           "register_module_full_backward_hook"]
 
 # Bumped whenever any module's parameters or children change, so a module's cached parameter
 # list (the per-step hot path: zero_grad, optimizers) is rebuilt only after a change.
@@ -413,6 +425,8 @@ class Module(StateDictMixin):
         return self
 
     def zero_grad(self, set_to_none=True):
+        # optim sits above nn; zero_grads moves below both
+        from ...optim.optimizer import zero_grads
         zero_grads(self._param_list(), set_to_none)
 
     # -- device and dtype ---------------------------------------------------------------------
@@ -440,7 +454,7 @@ class Module(StateDictMixin):
     def to(self, *args, **kwargs):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: moves and casts
         parameters and buffers in place (only floating-point ones change dtype)."""
-        from .._methods import to_args
+        from ..._methods import to_args
         device, dtype = to_args(args, kwargs)
         if dtype is not None and dtype.kind not in "fc":
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got "
@@ -476,7 +490,7 @@ class Module(StateDictMixin):
     def to_empty(self, *, device, recurse=True):
         """Give every parameter and buffer fresh storage on ``device`` without copying; the
         values are unspecified (zeros here)."""
-        from .._creation import zeros_like
+        from ..._creation import zeros_like
         return self._apply(lambda t: zeros_like(t, device=device), recurse=recurse)
 
     def share_memory(self):
