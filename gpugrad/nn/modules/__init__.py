@@ -1,6 +1,183 @@
-"""``gpugrad.nn.modules``: where PyTorch keeps its layers; here ``Module`` and the global module
-hooks of ``gpugrad.nn.modules.module``."""
+"""``gpugrad.nn.modules``: every layer, in PyTorch's files (``linear``, ``conv``, ``activation``,
+``pooling``, ``batchnorm``, ``normalization``, ``dropout``, ``loss``, ``rnn``, ``transformer``...),
+with ``Module`` and the hooks every module runs in ``gpugrad.nn.modules.module``. Lazy variants
+sit beside their eager class; ``LazyModuleMixin`` is in ``lazy``."""
 from . import module
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    MultiheadAttention,
+    PReLU,
+    ReLU,
+    ReLU6,
+    RReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmax2d,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
+)
+from .adaptive import AdaptiveLogSoftmaxWithLoss
+from .batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    SyncBatchNorm,
+)
+from .channelshuffle import ChannelShuffle
+from .container import Container, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+)
+from .distance import CosineSimilarity, PairwiseDistance
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
+from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
+from .instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
+from .linear import Bilinear, Identity, LazyLinear, Linear, NonDynamicallyQuantizableLinear
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    CTCLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss,
+    NLLLoss2d,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from .module import Module
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
+from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .sparse import Embedding, EmbeddingBag
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
-__all__ = ["Module", "module"]
+__all__ = ["module", "Module", "Identity", "Linear", "NonDynamicallyQuantizableLinear", "Bilinear",
+           "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d", "ReLU", "LeakyReLU", "GELU", "SiLU", "ELU",
+           "Hardtanh", "ReLU6", "Softplus", "Mish", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
+           "PReLU", "SELU", "CELU", "LogSigmoid", "Softmin", "GLU", "Hardsigmoid", "Hardswish",
+           "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "RReLU", "Softmax2d",
+           "MultiheadAttention", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
+           "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "CTCLoss", "NLLLoss2d",
+           "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "SoftMarginLoss",
+           "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
+           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "GaussianNLLLoss",
+           "PoissonNLLLoss", "KLDivLoss", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict", "Container", "MaxPool2d", "AvgPool2d", "MaxPool1d", "AvgPool1d",
+           "MaxPool3d", "AvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "MaxUnpool1d",
+           "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d",
+           "LazyBatchNorm2d", "LazyBatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm",
+           "Dropout1d", "Dropout2d", "Dropout", "AlphaDropout", "FeatureAlphaDropout", "Dropout3d",
+           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+           "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+           "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
+           "CircularPad3d", "Embedding", "EmbeddingBag", "RNNCellBase", "RNNCell", "LSTMCell",
+           "GRUCell", "RNNBase", "RNN", "LSTM", "GRU", "PixelShuffle", "PixelUnshuffle", "Upsample",
+           "UpsamplingNearest2d", "UpsamplingBilinear2d", "CosineSimilarity", "PairwiseDistance",
+           "Unfold", "Fold", "AdaptiveLogSoftmaxWithLoss", "Transformer", "TransformerEncoder",
+           "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer", "Flatten",
+           "Unflatten", "ChannelShuffle"]

@@ -5,7 +5,7 @@ import contextlib
 import inspect
 
 from .. import init as _init
-from ..module import Module
+from ..modules.module import Module
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops import matrix, shape
 from ...tensor import Tensor
 from .. import functional as F
-from ..module import Module
+from ..modules.module import Module
 from . import parametrize
 from .spectral_norm import _as_matrix
 from .weight_norm import _weight_norm, norm_except_dim

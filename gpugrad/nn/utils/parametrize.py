@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
-from ..containers import ModuleDict, ModuleList
+from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",

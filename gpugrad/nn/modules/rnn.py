@@ -7,13 +7,13 @@ import math
 import numbers
 import warnings
 
-from .. import _creation
-from ..ops import activation, pointwise, shape
-from . import functional as F
-from . import init
+from ... import _creation
+from ...ops import activation, pointwise, shape
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
-from .parameter import Parameter
-from .utils.rnn import PackedSequence
 
 __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
 

@@ -1,31 +1,42 @@
-"""Margin, embedding, triplet and likelihood losses and their modules: margin ranking, hinge
-embedding, cosine embedding, soft margin, multi-label soft margin, multi-class margin,
-multi-label margin, triplet margin (with a norm or any distance), Gaussian and Poisson NLL.
-Each is composed from existing ops; where PyTorch's kernel skips a hinge at exactly zero the
-``where(z > 0, ...)`` form below gives the same (zero) gradient there."""
+"""Loss functions: the regression and classification losses of ``gpugrad.ops.loss`` and CTC,
+and the margin, embedding, triplet, likelihood and KL-divergence losses composed here.
+Each takes PyTorch's ``size_average`` / ``reduce`` / ``reduction`` arguments and raises its
+errors."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from .. import _creation
-from ..amp._state import state as _amp
-from ..amp._state import upper as _upper
-from ..autograd.grad_mode import no_grad
-from ..ops import activation, pointwise
-from ..ops.loss import _check_reduction, _legacy_reduction
-from .loss import _Loss
-from .more_layers import PairwiseDistance, logsigmoid, pairwise_distance
+from ... import _creation
+from ...amp._state import state as _amp
+from ...amp._state import upper as _upper
+from ...autograd.grad_mode import no_grad
+from ...ops import activation, pointwise, select
+from ...ops.ctc import ctc_loss
+from ...ops.loss import (
+    _check_reduction,
+    _legacy_reduction,
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
+from .activation import logsigmoid
+from .distance import pairwise_distance
 
-__all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+           "huber_loss", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss", "ctc_loss",
+           "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
            "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
            "multilabel_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
-           "gaussian_nll_loss", "poisson_nll_loss",
-           "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "SoftMarginLoss",
-           "MultiLabelSoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
-           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "GaussianNLLLoss",
-           "PoissonNLLLoss"]
+           "gaussian_nll_loss", "poisson_nll_loss", "kl_div"]
+
 
 _EPSILON = 1e-12   # cosine_embedding_loss: keeps the norms of zero vectors away from 0
 
@@ -72,7 +83,6 @@ def _matrix_shape(input):
     return (1 if d <= 1 else input.shape[0]), (1 if d == 0 else input.shape[-1])
 
 
-# -- functions ----------------------------------------------------------------------------------
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     """max(0, -target * (input1 - input2) + margin)."""
@@ -299,116 +309,28 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     return _reduce(loss, reduction)
 
 
-# -- modules ------------------------------------------------------------------------------------
-class _MarginLoss(_Loss):
-    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
-
-class MarginRankingLoss(_MarginLoss):
-    def forward(self, input1, input2, target):
-        return margin_ranking_loss(input1, input2, target, self.margin,
-                                   reduction=self.reduction)
-
-
-class HingeEmbeddingLoss(_MarginLoss):
-    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(margin, size_average, reduce, reduction)
-
-    def forward(self, input, target):
-        return hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
-
-
-class CosineEmbeddingLoss(_MarginLoss):
-    def forward(self, input1, input2, target):
-        return cosine_embedding_loss(input1, input2, target, self.margin,
-                                     reduction=self.reduction)
-
-
-class SoftMarginLoss(_Loss):
-    def forward(self, input, target):
-        return soft_margin_loss(input, target, reduction=self.reduction)
-
-
-class MultiLabelSoftMarginLoss(_Loss):
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
-
-    def forward(self, input, target):
-        return multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
-
-
-class MultiMarginLoss(_Loss):
-    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
-                 reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        if p not in (1, 2):
-            raise ValueError("only p == 1 and p == 2 supported")
-        if weight is not None and weight.dim() != 1:
-            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
-                             f"{weight.dim()}D instead")
-        self.p, self.margin = p, margin
-        self.register_buffer("weight", weight)
-
-    def forward(self, input, target):
-        return multi_margin_loss(input, target, self.p, self.margin, self.weight,
-                                 reduction=self.reduction)
-
-
-class MultiLabelMarginLoss(_Loss):
-    def forward(self, input, target):
-        return multilabel_margin_loss(input, target, reduction=self.reduction)
-
-
-class TripletMarginLoss(_Loss):
-    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None,
-                 reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        if margin <= 0:
-            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
-                             f"{margin} instead")
-        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
-
-    def forward(self, anchor, positive, negative):
-        return triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps,
-                                   self.swap, reduction=self.reduction)
-
-
-class TripletMarginWithDistanceLoss(_Loss):
-    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
-        super().__init__(reduction=reduction)
-        if margin <= 0:
-            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
-                             f"than 0, got {margin} instead")
-        self.distance_function = (distance_function if distance_function is not None
-                                  else PairwiseDistance())
-        self.margin, self.swap = margin, swap
-
-    def forward(self, anchor, positive, negative):
-        return triplet_margin_with_distance_loss(
-            anchor, positive, negative, distance_function=self.distance_function,
-            margin=self.margin, swap=self.swap, reduction=self.reduction)
-
-
-class GaussianNLLLoss(_Loss):
-    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
-        super().__init__(reduction=reduction)
-        self.full, self.eps = full, eps
-
-    def forward(self, input, target, var):
-        return gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
-                                 reduction=self.reduction)
-
-
-class PoissonNLLLoss(_Loss):
-    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
-                 reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.log_input, self.full, self.eps = log_input, full, eps
-
-    def forward(self, log_input, target):
-        return poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
-                                eps=self.eps, reduction=self.reduction)
-
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """target * (log(target) - input) (input holds log-probabilities; with ``log_target`` so
+    does target). 'batchmean' divides the sum by the batch size."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", stacklevel=2)
+    if reduction != "batchmean":
+        _check_reduction(reduction)
+    if input.dtype.kind in "iub" or target.dtype.kind in "iub":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        loss = pointwise.exp(target) * (target - input)
+    else:   # xlogy(t, t): 0 where t == 0
+        loss = (target * pointwise.log(select.masked_fill(target, target == 0, 1.0))
+                - target * input)
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    total = loss.sum()
+    return total / input.shape[0] if reduction == "batchmean" and input.dim() else total

@@ -1,25 +1,21 @@
-"""Attention: ``scaled_dot_product_attention``, ``multi_head_attention_forward`` and the
-``MultiheadAttention`` module, composed from matmul, softmax and masking ops as PyTorch's
-reference (math) implementation is."""
+"""Attention: ``scaled_dot_product_attention`` and ``multi_head_attention_forward``, written as
+PyTorch's reference (math) implementation is."""
 from __future__ import annotations
 
 import math
 import warnings
 
-from .. import _creation
-from ..ops import reduce, select, shape
-from ..ops.linalg import linear, matmul
-from ..ops.padding import pad
-from ..tensor import scalar_name
-from . import init
-from .module import Module
-from .parameter import Parameter
+from ... import _creation
+from ...ops import reduce, select, shape
+from ...ops.linalg import linear, matmul
+from ...ops.padding import pad
+from ...tensor import scalar_name
+from .dropout import dropout
 
-__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"]
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
 def _dropout(x, p, training=True):
-    from .functional import dropout  # functional imports this module
     return dropout(x, p, training)
 
 
@@ -82,7 +78,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return matmul(weights, value)
 
 
-# -- multi-head attention -----------------------------------------------------------------------
 def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
     """A float mask (-inf where a bool mask is True), as PyTorch's ``_canonical_mask``."""
     if mask is None:
@@ -267,91 +262,3 @@ def _static(t, name, rows, head_dim):
         raise AssertionError(f"expecting static_{name}.size(2) of {head_dim}, but got "
                              f"{t.shape[2]}")
     return t
-
-
-class MultiheadAttention(Module):
-    """Multi-head attention with PyTorch's parameters: ``in_proj_weight`` (3E, E) and
-    ``in_proj_bias`` (3E) when key and value dimensions equal ``embed_dim`` (else
-    ``q/k/v_proj_weight``), ``out_proj`` a Linear, and ``bias_k``/``bias_v`` (1, 1, E) with
-    ``add_bias_kv``. Sequence-first unless ``batch_first``."""
-
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
-                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
-                 dtype=None):
-        # layers imports functional, which imports this module
-        from .layers import NonDynamicallyQuantizableLinear
-        if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
-                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
-        super().__init__()
-        kw = dict(device=device, dtype=dtype)
-        self.embed_dim = embed_dim
-        self.kdim = kdim if kdim is not None else embed_dim
-        self.vdim = vdim if vdim is not None else embed_dim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        self.num_heads, self.dropout, self.batch_first = num_heads, dropout, batch_first
-        self.head_dim = embed_dim // num_heads
-        if self.head_dim * num_heads != embed_dim:
-            raise AssertionError("embed_dim must be divisible by num_heads")
-        empty = lambda *size: Parameter(_creation.empty(size, **kw))   # noqa: E731
-        if not self._qkv_same_embed_dim:
-            self.q_proj_weight = empty(embed_dim, embed_dim)
-            self.k_proj_weight = empty(embed_dim, self.kdim)
-            self.v_proj_weight = empty(embed_dim, self.vdim)
-            self.register_parameter("in_proj_weight", None)
-        else:
-            self.in_proj_weight = empty(3 * embed_dim, embed_dim)
-            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
-                self.register_parameter(name, None)
-        self.register_parameter("in_proj_bias", empty(3 * embed_dim) if bias else None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
-        if add_bias_kv:
-            self.bias_k, self.bias_v = empty(1, 1, embed_dim), empty(1, 1, embed_dim)
-        else:
-            self.bias_k = self.bias_v = None
-        self.add_zero_attn = add_zero_attn
-        self._reset_parameters()
-
-    def _reset_parameters(self):
-        if self._qkv_same_embed_dim:
-            init.xavier_uniform_(self.in_proj_weight)
-        else:
-            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
-                init.xavier_uniform_(w)
-        if self.in_proj_bias is not None:
-            init.constant_(self.in_proj_bias, 0.0)
-            init.constant_(self.out_proj.bias, 0.0)
-        for b in (self.bias_k, self.bias_v):
-            if b is not None:
-                init.xavier_normal_(b)
-
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
-                attn_mask=None, average_attn_weights=True, is_causal=False):
-        """``(attn_output, attn_weights)``: weights (N, L, S) averaged over heads, (N, heads,
-        L, S) otherwise, None unless ``need_weights``."""
-        batched = query.dim() == 3
-        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
-                                           None if attn_mask is None else attn_mask.dtype,
-                                           "attn_mask", query.dtype)
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
-        if self.batch_first and batched:
-            if key is value:
-                if query is key:
-                    query = key = value = query.transpose(1, 0)
-                else:
-                    query = query.transpose(1, 0)
-                    key = value = key.transpose(1, 0)
-            else:
-                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        separate = not self._qkv_same_embed_dim
-        out, weights = multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-            self.out_proj.weight, self.out_proj.bias, training=self.training,
-            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
-            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
-            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
-            average_attn_weights=average_attn_weights, is_causal=is_causal)
-        if self.batch_first and batched:
-            out = out.transpose(1, 0)
-        return out, weights

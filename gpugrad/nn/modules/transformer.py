@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import copy
 
-from .. import _creation
-from . import functional as F
-from . import init
-from .attention import MultiheadAttention, _canonical_mask
-from .containers import ModuleList
-from .layers import GELU, Dropout, LayerNorm, Linear, ReLU
+from ... import _creation
+from .. import functional as F
+from .. import init
+from ..functional.attention import _canonical_mask
+from .activation import GELU, MultiheadAttention, ReLU
+from .container import ModuleList
+from .dropout import Dropout
+from .linear import Linear
 from .module import Module
+from .normalization import LayerNorm
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]

@@ -1,12 +1,14 @@
 """Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict. Each
-registers what it holds, so parameters(), state_dict() and to() reach it."""
+registers what it holds, so parameters(), state_dict() and to() reach it. Also the deprecated
+``Container``."""
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 
+from ..parameter import Parameter
 from .module import Module, _addindent
-from .parameter import Parameter
 
 
 class _ModuleSequence(Module):
@@ -327,3 +329,14 @@ class ParameterDict(Module):
 
 def _as_parameter(value):
     return value if value is None or isinstance(value, Parameter) else Parameter(value)
+
+
+class Container(Module):
+    """Deprecated: a Module holding the modules given as keywords."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
+                      "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)

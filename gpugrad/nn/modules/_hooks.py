@@ -13,12 +13,12 @@ import os
 import sys
 import warnings
 
-from ..autograd.function import Function
-from ..autograd.grad_mode import state as grad_state
-from ..autograd.graph import RemovableHandle
-from ..tensor import Tensor
+from ...autograd.function import Function
+from ...autograd.grad_mode import state as grad_state
+from ...autograd.graph import RemovableHandle
+from ...tensor import Tensor
 
-_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Hooks every module runs, before its own.
 _global_forward_pre_hooks: list = []    # (hook, with_kwargs=False), as a module's own entries
@@ -311,7 +311,7 @@ class _BackwardHook:
             return None
         gi = list(_pack(self.input_at, grad_inputs, self.n_inputs))
         if self.zeros:
-            from .._creation import zeros
+            from ..._creation import zeros
             for k, (shape, dtype, device) in self.zeros.items():
                 if gi[k] is None:
                     gi[k] = zeros(shape, dtype=dtype, device=device)

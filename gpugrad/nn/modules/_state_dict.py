@@ -11,10 +11,10 @@ import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from ..autograd.grad_mode import no_grad
-from ..autograd.graph import RemovableHandle
-from ..tensor import Tensor
-from .parameter import Parameter
+from ...autograd.grad_mode import no_grad
+from ...autograd.graph import RemovableHandle
+from ...tensor import Tensor
+from ..parameter import Parameter
 
 EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
