@@ -12,7 +12,7 @@ import itertools
 import math
 
 from ..autograd.grad_mode import no_grad
-from ..nn.module import Module
+from ..nn.modules.module import Module
 from ..tensor import Tensor
 from .lr_scheduler import LRScheduler, _format_param, _warn_get_lr
 
@@ -144,7 +144,7 @@ def update_bn(loader, model, device=None):
     """Recompute every BatchNorm's running_mean / running_var in ``model`` with one pass over
     ``loader``: statistics are reset, then averaged over all batches (momentum None, a
     cumulative average). A batch that is a list or tuple is fed by its first element."""
-    from ..nn.layers import _BatchNorm
+    from ..nn.modules.batchnorm import _BatchNorm
     momenta = {}
     for module in model.modules():
         if isinstance(module, _BatchNorm):

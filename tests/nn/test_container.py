@@ -70,7 +70,7 @@ def test_container_operators_and_collapsed_repr():
                                          r"class, but <class 'list'> is given\.$"):
         s + [relu]
     with pytest.raises(ValueError, match=r"^Non-positive multiplication factor 0 for <class "
-                                         r"'gpugrad\.nn\.containers\.Sequential'>$"):
+                                         r"'gpugrad\.nn\.modules\.container\.Sequential'>$"):
         s * 0
     s *= 2
     assert list(s._modules) == ["0", "1", "2", "3"]

@@ -13,7 +13,7 @@ from conftest import tensor, to_numpy
 import gpugrad
 import gpugrad.nn as nn
 import gpugrad.nn.modules.module as M
-from gpugrad.nn import _backward_hooks
+from gpugrad.nn.modules import _hooks as _backward_hooks
 from tests.nn._tensors import arr
 
 NO_INPUT_GRAD = (

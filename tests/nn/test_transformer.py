@@ -15,7 +15,7 @@ import gpugrad
 import gpugrad.nn as nn
 import gpugrad.nn.functional as F
 from gpugrad.autograd import gradcheck, gradgradcheck
-from gpugrad.nn.transformer import (
+from gpugrad.nn.modules.transformer import (
     Transformer,
     TransformerDecoder,
     TransformerDecoderLayer,
