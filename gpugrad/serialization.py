@@ -36,6 +36,51 @@ VERSION = 2   # 2: storages shared by views; sets, bytes, complex numbers, dtype
 __all__ = ["save", "load", "SerializationError"]
 
 
+# Where classes that older gpugrad versions pickled now live: a whole Module saved before a file
+# was renamed names its class by the old module path; unpickling looks the name up in these
+# modules instead (each re-exports every public class of what moved into it).
+_MOVED = {
+    **dict.fromkeys(
+        ("gpugrad.nn.layers", "gpugrad.nn.layers_3d", "gpugrad.nn.layers_extra",
+         "gpugrad.nn.layers_remaining", "gpugrad.nn.more_layers", "gpugrad.nn.activations_more",
+         "gpugrad.nn.losses_more", "gpugrad.nn.norm_more", "gpugrad.nn.conv_layers",
+         "gpugrad.nn.lazy", "gpugrad.nn.containers", "gpugrad.nn.loss", "gpugrad.nn.padding",
+         "gpugrad.nn.rnn", "gpugrad.nn.transformer", "gpugrad.nn.attention", "gpugrad.nn.module",
+         "gpugrad.nn._module_state", "gpugrad.nn._backward_hooks"),
+        ("gpugrad.nn.modules", "gpugrad.nn.parameter", "gpugrad.nn.parallel")),
+    **dict.fromkeys(
+        ("gpugrad.optim.adam_variants", "gpugrad.optim.adaptive", "gpugrad.optim.muon",
+         "gpugrad.optim.rprop", "gpugrad.optim.lr_base", "gpugrad.optim.lr_cyclic"),
+        ("gpugrad.optim", "gpugrad.optim.lr_scheduler")),
+    **dict.fromkeys(
+        ("gpugrad.distributions._functor_transforms", "gpugrad.distributions._matrix_transforms",
+         "gpugrad.distributions._kl_extra"),
+        ("gpugrad.distributions.transforms", "gpugrad.distributions")),
+    "gpugrad._compat": ("gpugrad._memory_format", "gpugrad._runtime"),
+    "gpugrad._cuda_stream": ("gpugrad.cuda.streams",),
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Pickle's own, except that a class pickled under a module path gpugrad has since renamed is
+    found where it lives now."""
+
+    def find_class(self, module, name):
+        homes = _MOVED.get(module)
+        if homes is None:
+            return super().find_class(module, name)
+        import importlib
+        for home in homes:
+            obj = getattr(importlib.import_module(home), name, None)
+            if obj is not None:
+                return obj
+        return super().find_class(module, name)
+
+
+def _loads(data: bytes):
+    return _Unpickler(io.BytesIO(data)).load()
+
+
 class SerializationError(RuntimeError):
     """The file is not one ``gpugrad.save`` wrote, or it is damaged."""
 
@@ -274,7 +319,7 @@ class _Reader:
                 "Re-running gpugrad.load with weights_only=False will load it, but unpickling "
                 "can run arbitrary code: do it only if you got the file from a trusted source. "
                 "Saving model.state_dict() instead avoids the question.")
-        obj = pickle.loads(self._member(v["pickle"]).tobytes())
+        obj = _loads(self._member(v["pickle"]).tobytes())
         if isinstance(self.map_location, (str, _backend.device)) and hasattr(obj, "to"):
             obj = obj.to(_backend.device(self.map_location))
         return obj

@@ -322,3 +322,23 @@ def test_checkpoints_from_torch_save_load():
     assert back["views"][0].tolist() == [0, 1, 7, 7, 4, 5]
     assert back["half"].dtype == gpugrad.float16 and isinstance(back["p"], gpugrad.nn.Parameter)
     assert type(back["size"]) is gpugrad.Size and back["dtype"] == gpugrad.int64
+
+
+def test_a_model_pickled_under_the_old_module_paths_still_loads():
+    # before the layout of docs/architecture.md, Linear and ReLU lived in gpugrad/nn/layers.py
+    # and Sequential in gpugrad/nn/containers.py: a whole model saved then names them so
+    from gpugrad import serialization
+    gpugrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    data = pickle.dumps(model, protocol=2)   # protocol 2 spells each class "module\nname\n"
+    for new, old in ((b"gpugrad.nn.modules.linear\n", b"gpugrad.nn.layers\n"),
+                     (b"gpugrad.nn.modules.activation\n", b"gpugrad.nn.layers\n"),
+                     (b"gpugrad.nn.modules.container\n", b"gpugrad.nn.containers\n")):
+        assert new in data
+        data = data.replace(new, old)
+    with pytest.raises(ModuleNotFoundError, match="gpugrad.nn.containers"):
+        pickle.loads(data)
+    back = serialization._loads(data)
+    assert [type(m) for m in back] == [nn.Linear, nn.ReLU]
+    x = gpugrad.randn(4, 3)
+    assert back(x).tolist() == model(x).tolist()
