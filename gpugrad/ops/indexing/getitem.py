@@ -1,17 +1,62 @@
 """Indexing (``x[i]``, slices, integer and boolean arrays), assignment into a tensor
-(``x[i] = v``) and the nodes that re-base a view and its base after an in-place change."""
+(``x[i] = v``) and the nodes that re-base a view and its base after an in-place change; and
+select.
+"""
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 
-from .. import _backend
-from ..autograd.grad_mode import state as grad_state
-from ..autograd.graph import Node, new_node
-from ..tensor import Tensor, _wrap_grad
-from ._op import Op, unbroadcast
-from .shape import AliasBackward0, _as_view, _view_op
+from ... import _backend
+from ..._backend import xp_of
+from ...autograd.grad_mode import state as grad_state
+from ...autograd.graph import Node, new_node
+from ...tensor import Tensor, _wrap_grad
+from .._op import Op, unbroadcast
+from ..shape.views import AliasBackward0, _as_view, _view_op
+
+
+def select(input, dim, index):
+    d = input._dim(dim)
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {dim}")
+    return getitem(input, (slice(None),) * d + (int(index),))
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """The entries at storage_offset + sum_i k_i * stride[i] of the input's elements (taken in
+    row-major order), as a tensor of ``size``. Differentiable (overlapping entries add their
+    gradients); for a contiguous input the result is a view sharing its memory."""
+    from ..shape.views import _as_view
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    offset = 0 if storage_offset is None else int(storage_offset)
+    a = input._data
+    need = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if need > a.size:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset}, and itemsize {a.itemsize} requiring a storage size "
+                           f"of {need * a.itemsize} are out of bounds for storage of size "
+                           f"{a.size * a.itemsize}")
+    xp = xp_of(a)
+    pos = xp.full(size, offset, dtype=np.int64)
+    for i, (n, s) in enumerate(zip(size, stride)):
+        pos = pos + (xp.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(size) - i - 1))
+    y = IndexBackward0.apply(input.reshape(-1), index=(pos,))
+    if a.flags.c_contiguous:
+        def view_fn(b):
+            flat = b.reshape(-1)[offset:]
+            return xp.lib.stride_tricks.as_strided(flat, size, [s * b.itemsize for s in stride])
+        y._data = view_fn(a)
+        _as_view(y, input, view_fn)
+    return y
 
 
 class SliceBackward0(Op):
@@ -46,7 +91,7 @@ class IndexPutBackward0(Op):
 
     def forward(self, xp, g, shape=None, index=None):
         self.index = index
-        from ._op import array_ns
+        from .._op import array_ns
         return array_ns(g).index_add(shape, index, g)
 
     def backward(self, F, gy):
@@ -87,7 +132,7 @@ class CopySlices(Op):
                 return RuntimeError(f"shape mismatch: value tensor of shape "
                                     f"{list(arrays[1].shape)} cannot be broadcast to indexing "
                                     f"result of shape {list(region)}")
-            from .shape import expand_error  # the value expands to the region it fills
+            from ..shape.views import expand_error
             return expand_error(arrays[1], region) or RuntimeError(str(e))
         return SliceBackward0.bad_input(self, e, arrays, kw)
 
@@ -148,7 +193,7 @@ class CopySlicesOver(Node):
 
     @classmethod
     def make(cls, base, fn, view_fn):
-        from ._op import edge
+        from .._op import edge
         n = new_node(cls)
         n.fn, n.view_fn = fn, view_fn
         n.next_functions = (edge(base),) + fn.next_functions[1:]
@@ -229,13 +274,21 @@ def _normalize_index(index, xp, ndim):
 
 
 _FULL = slice(None)
+
+
 _PLAIN = frozenset((int, bool))
+
+
 _INDEX_DTYPES = frozenset(np.dtype(d) for d in (np.int64, np.int32, np.bool_))
+
+
 SEQUENCE_WARNING = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
     "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
     "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error "
     "or a different result")
+
+
 UINT8_WARNING = ("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
                  "torch.bool instead.")
 
@@ -400,7 +453,7 @@ def setitem(x, index, value):
         _check_zero_dim(index)
     xp = _backend.xp_of(x._data)
     idx, kind = _normalize_index(index, xp, x._data.ndim)
-    from ..tensor_inplace import HINT, VIEW_OF_LEAF, inplace
+    from ...tensor_inplace import HINT, VIEW_OF_LEAF, inplace
     if kind != "index":
         if x._rg and x.grad_fn is None and grad_state.enabled:
             raise RuntimeError(VIEW_OF_LEAF + HINT)  # x[i] = v writes through a view of x

@@ -1,13 +1,16 @@
 """``einsum``, computed the way PyTorch computes it: letters that only one operand has are summed
 first, then operands are contracted pairwise, left to right, each pair as one batched matrix
 product (permute, reshape, bmm). The graph is made of ordinary nodes, so gradients and double
-backward come from them, on every device."""
+backward come from them, on every device.
+"""
 from __future__ import annotations
 
 import math
 import string
 
-from . import linalg, reduce, shape
+from ..reduction import reduce
+from ..shape import views as shape
+from . import products as linalg
 
 
 def _error(message):
@@ -105,3 +108,6 @@ def einsum(equation, *operands):
     cur, cs = _sum_out(cur, cs, set(out))
     cur = _fit(cur, [sizes[c] for c in cs]) if len(operands) == 1 else cur
     return _arrange(cur, cs, list(out))[0]
+
+
+OPS: list = []

@@ -1,26 +1,28 @@
 """PyTorch's older top-level linear algebra names over gpugrad's linalg: cholesky (with
 ``upper``), chain_matmul; matrix_exp as a composition of matrix products (so it has gradients of
 every order); qr, svd (V, not Vh), pinverse, lu, lu_solve, lu_unpack, triangular_solve,
-cholesky_solve and cholesky_inverse over linalg_more's functions; lstsq and matrix_rank raise
-PyTorch's removal message."""
+cholesky_solve and cholesky_inverse over
+the functions of ``gpugrad.linalg``; lstsq and matrix_rank raise
+PyTorch's removal message.
+"""
 from __future__ import annotations
 
 import math
 import warnings
 from collections import namedtuple
 
-from .._backend import xp_of
-from ..tensor import Tensor
+from ..._backend import xp_of
+from ...tensor import Tensor
 
 
 def cholesky(input, upper=False):
     """L with A = L L^T (U with A = U^T U for upper=True), as ``linalg.cholesky``."""
-    from .matrix import cholesky as linalg_cholesky
+    from .decompositions import cholesky as linalg_cholesky
     return linalg_cholesky(input, upper=upper)
 
 
 def chain_matmul(*matrices, out=None):
-    from .matrix import multi_dot
+    from .products import multi_dot
     warnings.warn("gpugrad.chain_matmul is deprecated and will be removed in a future release. "
                   "Use gpugrad.linalg.multi_dot instead, which accepts a list of two or more "
                   "tensors rather than multiple parameters.", UserWarning, stacklevel=2)
@@ -36,7 +38,7 @@ def matrix_exp(A):
     """exp(A) = sum_k A^k / k!, by scaling and squaring: exp(A) = exp(A / 2^s)^(2^s) with s
     chosen so that the 1-norm of A / 2^s is at most 1/2, and the Taylor series of that (Horner
     form) to 18 terms."""
-    from .linalg import matmul
+    from .products import matmul
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they "
                            f"are {A.shape[-2] if A.ndim > 1 else 1} by {A.shape[-1]} matrices")
@@ -62,12 +64,24 @@ def matrix_exp(A):
 
 # -- older names of the decompositions and solvers (see linalg_more.py) -------------------------
 QrResult = namedtuple("qr", ["Q", "R"])
+
+
 SvdResult = namedtuple("svd", ["U", "S", "V"])
+
+
 LuUnpackResult = namedtuple("lu_unpack", ["P", "L", "U"])
+
+
 LuWithInfoResult = namedtuple("_lu_with_info", ["LU", "pivots", "info"])
+
+
 TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+
+
 for _t in (QrResult, SvdResult, LuUnpackResult, LuWithInfoResult, TriangularSolveResult):
     _t.__module__ = "gpugrad.return_types"
+
+
 _warned: set = set()
 
 
@@ -79,7 +93,7 @@ def _deprecated(name, message):
 
 
 def qr(input, some=True):
-    from .decomp import qr as linalg_qr
+    from .decompositions import qr as linalg_qr
     _deprecated("qr", "gpugrad.qr is deprecated in favor of gpugrad.linalg.qr and will be "
                 "removed in a future release. The boolean parameter 'some' has been replaced "
                 "with a string parameter 'mode': use gpugrad.linalg.qr(A, 'reduced' if some else "
@@ -90,7 +104,7 @@ def qr(input, some=True):
 def svd(input, some=True, compute_uv=True):
     """(U, S, V) with input = U diag(S) V^T (V, not Vh); without compute_uv, U and V are zero
     m x m and n x n matrices, as PyTorch returns them."""
-    from .decomp import svd as linalg_svd
+    from .decompositions import svd as linalg_svd
     if not compute_uv:
         s = linalg_svd(input, full_matrices=False).S
         xp = xp_of(input._data)
@@ -102,13 +116,13 @@ def svd(input, some=True, compute_uv=True):
 
 
 def pinverse(input, rcond=1e-15):
-    from .decomp import pinv
+    from .decompositions import pinv
     return pinv(input, rtol=rcond)
 
 
 def lu(A, pivot=True, get_infos=False):
     """(LU, pivots), and info with get_infos=True: ``linalg.lu_factor_ex``."""
-    from .linalg_lu import lu_factor_ex
+    from .lu import lu_factor_ex
     _deprecated("lu", "gpugrad.lu is deprecated in favor of gpugrad.linalg.lu_factor / "
                 "gpugrad.linalg.lu_factor_ex and will be removed in a future release.")
     lu_, pivots, info = lu_factor_ex(A, pivot=pivot)
@@ -116,14 +130,14 @@ def lu(A, pivot=True, get_infos=False):
 
 
 def lu_solve(b, LU_data, LU_pivots):  # noqa: N803
-    from .linalg_lu import lu_solve as linalg_lu_solve
+    from .lu import lu_solve as linalg_lu_solve
     return linalg_lu_solve(LU_data, LU_pivots, b)
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):  # noqa: N803
     """(P, L, U) from the packed output of lu_factor (empty tensors for what is not unpacked)."""
-    from . import tensor_ns
-    from .linalg_lu import _permutation, _unpack
+    from .. import tensor_ns
+    from .lu import _permutation, _unpack
     xp = xp_of(LU_data._data)
     m, n = LU_data.shape[-2:]
     dtype = LU_data._data.dtype
@@ -135,7 +149,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):  # noqa
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """(X, A) with op(A) X = b, op(A) = A^T for transpose=True."""
-    from .linalg_lu import solve_triangular
+    from .lu import solve_triangular
     _deprecated("triangular_solve", "gpugrad.triangular_solve is deprecated in favor of "
                 "gpugrad.linalg.solve_triangular and will be removed in a future release. "
                 "gpugrad.linalg.solve_triangular has its arguments reversed and does not return "
@@ -146,7 +160,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
 
 
 def _factor_checks(fn, L):
-    from ..tensor import scalar_name
+    from ...tensor import scalar_name
     if L.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
     if L.shape[-1] != L.shape[-2]:
@@ -159,7 +173,7 @@ def _factor_checks(fn, L):
 
 def cholesky_solve(B, L, upper=False):
     """X with A X = B for A = L L^T (A = U^T U for upper=True): two triangular solves."""
-    from .linalg_lu import solve_triangular
+    from .lu import solve_triangular
     if B.ndim < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {B.ndim} dimensions "
                            f"instead")
@@ -196,3 +210,6 @@ def matrix_rank(input, tol=None, symmetric=False, *, out=None):
         "This function was deprecated since version 1.9 and is now removed.\nPlease use the "
         "`gpugrad.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed "
         "in `gpugrad.linalg.matrix_rank()` to 'hermitian'.")
+
+
+OPS: list = []

@@ -11,14 +11,20 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._backend import xp_of
-from ..tensor import Tensor, scalar_name
-from ._op import Op
-from .matrix import _mT, _raw
+from ..._backend import xp_of
+from ...tensor import Tensor, scalar_name
+from .._op import Op
+from .solve import _mT, _raw
 
 LuFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
+
+
 LuFactorExResult = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+
+
 LuResult = namedtuple("linalg_lu", ["P", "L", "U"])
+
+
 for _t in (LuFactorResult, LuFactorExResult, LuResult):
     _t.__module__ = "gpugrad.return_types"
 
@@ -324,7 +330,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     n = LU.shape[-1]
     raw = pivots._data if isinstance(pivots, Tensor) else pivots
     perm = Tensor._make(_permutation(xp_of(LU._data), raw, n, LU._data.dtype))
-    from .linalg import matmul
+    from .products import matmul
 
     def low(x, left_, adj):
         return solve_triangular(LU.mT if adj else LU, x, upper=adj, left=left_,

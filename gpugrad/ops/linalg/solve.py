@@ -1,22 +1,16 @@
-"""Linear algebra beyond products (``gpugrad.linalg``): inv, det, slogdet, solve, cholesky,
-cross, svdvals and the norms; logdet, kron, matrix_power, multi_dot, vecdot, addmv, baddbmm and
-vdot as compositions.
-
-Inputs are batches of matrices (the last two dimensions). Backward formulas that need an
-inverse or a solve call ``_inv`` / ``_solve``: the array module's routine on plain backward, the
-recorded op under ``create_graph=True``, so their gradients are differentiable again.
+"""Inverses, determinants and solvers of ``gpugrad.linalg``: inv / inv_ex, det, slogdet, logdet,
+solve / solve_ex, tensorinv, tensorsolve.
 """
 from __future__ import annotations
 
 import math
-import warnings
 from collections import namedtuple
 
 import numpy as np
 
-from .._backend import xp_of
-from ..tensor import Tensor, scalar_name
-from ._op import Op
+from ..._backend import xp_of
+from ...tensor import Tensor, scalar_name
+from .._op import Op
 
 
 class LinAlgError(RuntimeError):
@@ -176,97 +170,6 @@ class LinalgSolveExBackward0(Op):
         return ga, gb
 
 
-def _not_positive_definite(xp, m):
-    """1-based order of the first leading minor of ``m`` that is not positive-definite, or 0
-    (Cholesky-Banachiewicz on the lower triangle, as LAPACK reads it)."""
-    n = m.shape[-1]
-    low = xp.zeros(m.shape, dtype=np.float64 if m.dtype.kind != "c" else np.complex128)
-    for j in range(n):
-        d = m[j, j] - (low[j, :j] * low[j, :j]).sum()
-        if not d > 0:
-            return j + 1
-        low[j, j] = d ** 0.5
-        low[j + 1:, j] = (m[j + 1:, j] - low[j + 1:, :j] @ low[j, :j]) / low[j, j]
-    return 0
-
-
-def _cholesky(xp, a):
-    def not_pd():
-        for b, m in enumerate(_batches(a)):
-            k = _not_positive_definite(xp, m)
-            if k:
-                raise LinAlgError(f"linalg.cholesky: {_where(a, b)}The factorization could not "
-                                  f"be completed because the input is not positive-definite "
-                                  f"(the leading minor of order {k} is not positive-definite).")
-    # a failed factorisation leaves the failing (non-positive) pivot on the diagonal
-    return _solved(xp, a, lambda: xp.linalg.cholesky(a), not_pd, lambda low: not bool(
-        (xp.diagonal(low, axis1=-2, axis2=-1) > 0).all()))
-
-
-class LinalgCholeskyExBackward0(Op):
-    """L = cholesky(A), A = L L^T (U = L^T for upper=True)"""
-    __slots__ = ("upper",)
-    saves_output = True
-    saved_names = ("L",)
-
-    def forward(self, xp, a, upper=False):
-        self.upper = upper
-        low = _cholesky(xp, a)
-        return xp.ascontiguousarray(xp.swapaxes(low, -1, -2)) if upper else low
-
-    def backward(self, F, gy, y):
-        low, gl = (_mT(F, y), _mT(F, gy)) if self.upper else (y, gy)
-        inv_low = _inv(F, low)
-        n, yr = y.shape[-1], _raw(y)
-        half_diag = 1 - 0.5 * xp_of(yr).eye(n, dtype=yr.dtype)
-        phi = F.tril(F.matmul(_mT(F, low), gl), 0) * half_diag
-        ga = F.matmul(F.matmul(_mT(F, inv_low), phi), inv_low)
-        return (ga + _mT(F, ga)) * 0.5   # symmetric, as A is
-
-
-def _cross(F, a, b, axis):
-    """a x b along ``axis`` (of length 3), written with rolls so it serves arrays and tensors"""
-    return (F.roll(a, -1, axis) * F.roll(b, -2, axis) - F.roll(a, -2, axis) * F.roll(b, -1, axis))
-
-
-class LinalgCrossBackward0(Op):
-    """y = a x b along dim (length 3)"""
-    __slots__ = ("axis",)
-    saves = (0, 1)
-    reads_for = ((1,), (0,))
-    saved_names = ("self", "other")
-    broadcasts = True
-
-    def forward(self, xp, a, b, dim=-1):
-        self.axis = dim
-        return _cross(xp, a, b, dim)
-
-    def backward(self, F, gy, a, b):
-        need = self.needs_input_grad
-        return (_cross(F, b, gy, self.axis) if need[0] else None,
-                _cross(F, gy, a, self.axis) if need[1] else None)
-
-
-class LinalgSvdBackward0(Op):
-    """S = the singular values of A, descending (svdvals); gA = U diag(gS) Vh"""
-    __slots__ = ("u", "vh")
-    saves = (0,)
-    saved_names = ("A",)
-    temps = ("u", "vh")
-
-    def forward(self, xp, a):
-        self.u, s, self.vh = xp.linalg.svd(a, full_matrices=False)
-        return s
-
-    def backward(self, F, gs, a):
-        if F.fast:
-            return F.matmul(self.u * gs[..., None, :], self.vh)
-        # under create_graph, U and Vh as differentiable functions of A (decomp.py's full SVD)
-        from .decomp import svd
-        u, _, vh = svd(a, full_matrices=False)
-        return F.matmul(u * F.expand_dims(gs, -2), vh)
-
-
 # -- checks -------------------------------------------------------------------------------------
 def _matrices(fn, a, square=True):
     if a.ndim < 2:
@@ -294,6 +197,8 @@ def det(A):
 
 
 SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+
+
 SlogdetResult.__module__ = "gpugrad.return_types"
 
 
@@ -306,13 +211,13 @@ def slogdet(A):
 
 def logdet(A):
     """log det(A): nan for a negative determinant, -inf for a singular A (as PyTorch)."""
-    from .pointwise import log
+    from ..pointwise.unary import log
     sign, logabsdet = slogdet(A)
     return logabsdet + log(sign)
 
 
 def solve(A, B, *, left=True):
-    from .shape import squeeze, unsqueeze
+    from ..shape.views import squeeze, unsqueeze
     _matrices("linalg.solve", A)
     if B.dtype != A.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
@@ -333,194 +238,116 @@ def solve(A, B, *, left=True):
     return squeeze(x, -1) if vector else x
 
 
-def cholesky(A, *, upper=False):
-    _matrices("linalg.cholesky", A)
-    return LinalgCholeskyExBackward0.apply(A, upper=upper)
+OPS = [LinalgInvExBackward0, LinalgDetBackward0, LinalgSlogdetBackward0, LinalgSolveExBackward0]
 
 
-def linalg_cross(input, other, *, dim=-1):
-    if input.ndim != other.ndim:
-        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    axis = input._dim(dim)
-    if input.shape[axis] != 3 or other.shape[axis] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{input.shape[axis]} and {other.shape[axis]}")
-    return LinalgCrossBackward0.apply(input, other, dim=axis)
+LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
-def cross(input, other, dim=None):
-    if dim is None:
-        warnings.warn("Using gpugrad.cross without specifying the dim arg is deprecated. Please "
-                      "either pass the dim explicitly or simply use gpugrad.linalg.cross.",
-                      UserWarning, stacklevel=2)
-        dim = next((d for d, n in enumerate(input.shape) if n == 3), None)
-        if dim is None:
-            raise RuntimeError("no dimension of size 3 in input")
-    return linalg_cross(input, other, dim=dim)
+CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
 
 
-def svdvals(A):
-    if A.ndim < 2:
-        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
-    return LinalgSvdBackward0.apply(A)
+InvExResult = namedtuple("linalg_inv_ex", ["inverse", "info"])
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    from .reduce import LinalgVectorNormBackward0, _axes
-    if isinstance(ord, str):
-        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
-                        "str")
-    if dtype is not None:
-        x = x.to(dtype)
-    if x.dtype.kind not in "fc":
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {scalar_name(x.dtype).capitalize()}")
-    axes = _axes(dim, x.ndim)
-    if ord == -math.inf:   # the smallest magnitude, as a composition
-        from .reduce import amin
-        axes = tuple(range(x.ndim)) if axes is None else axes
-        rest = [d for d in range(x.ndim) if d not in axes]
-        flat = x.abs().permute(*rest, *axes).reshape(*(x.shape[d] for d in rest), -1)
-        y = amin(flat, -1) if flat.ndim else flat
-        return y.reshape(*(1 if d in axes else n for d, n in enumerate(x.shape))) if keepdim else y
-    return LinalgVectorNormBackward0.apply(x, ord=float(ord), axes=axes, keepdims=keepdim)
+SolveExResult = namedtuple("linalg_solve_ex", ["result", "info"])
 
 
-def _two_dims(fn, A, dim):
-    dims = tuple(dim)
-    if len(dims) != 2:
-        raise RuntimeError(f"{fn}: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
-    d0, d1 = (A._dim(d) for d in dims)
-    if d0 == d1:
-        raise RuntimeError(f"{fn}: dims must be different. Got ({dims[0]}, {dims[1]})")
-    return d0, d1
+for _t in (LstsqResult, CholeskyExResult, InvExResult, SolveExResult):
+    _t.__module__ = "gpugrad.return_types"
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    from .reduce import amax, amin
-    from .reduce import sum as sum_
-    from .shape import unsqueeze
-    if A.ndim < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
-                           "dimensions.")
-    d0, d1 = _two_dims("linalg.matrix_norm", A, dim)
-    if dtype is not None:
-        A = A.to(dtype)
-    if ord == "fro":
-        return vector_norm(A, 2, (d0, d1), keepdim)
-    if ord in ("nuc", 2, -2):
-        s = svdvals(A.movedim((d0, d1), (-2, -1)))
-        y = sum_(s, -1) if ord == "nuc" else (amax if ord == 2 else amin)(s, -1)
-        if keepdim:
-            for d in sorted((d0, d1)):
-                y = unsqueeze(y, d)
-        return y
-    if ord not in (1, -1, math.inf, -math.inf):
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
-    pick = amax if ord > 0 else amin
-    y = pick(sum_(A.abs(), inner, keepdim=True), outer, keepdim=True)
-    return y if keepdim else y.squeeze((d0, d1))
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    if dim is not None:
-        dim = (dim,) if isinstance(dim, int) else tuple(dim)
-        if len(dim) not in (1, 2):
-            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
-                               f"Got {list(dim)}")
-    if ord is None:
-        if dim is not None and len(dim) == 2:
-            return matrix_norm(A, "fro", dim, keepdim, dtype=dtype)
-        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
-    if dim is None:
-        if A.ndim not in (1, 2):
-            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
-                               f"be 1D or 2D. Got {A.ndim}D.")
-        dim = (0,) if A.ndim == 1 else (-2, -1)
-    if len(dim) == 1:
-        return vector_norm(A, ord, dim, keepdim, dtype=dtype)
-    return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+def _empty(like, dtype=None):
+    xp = xp_of(like._data)
+    return Tensor._make(xp.empty((0,), dtype=dtype or like._data.dtype))
 
 
-def matrix_power(A, n):
-    from .linalg import matmul
-    if A.ndim < 2:
-        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
-                           "dimensions.")
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
-                           f"are {A.shape[-2]} by {A.shape[-1]} matrices")
-    if n == 0:
-        eye = xp_of(A._data).eye(A.shape[-1], dtype=A._data.dtype)
-        return A * 0 + eye
-    if n < 0:
-        A, n = inv(A), -n
-        if n == 1:
-            return A
-    if n == 1:
-        return A.clone()
-    result = z = None
-    while n:   # binary powering, as PyTorch
-        z = A if z is None else matmul(z, z)
-        if n & 1:
-            result = z if result is None else matmul(result, z)
-        n >>= 1
-    return result
+# -- the _ex variants: failures reported in info ------------------------------------------------
+def _info(A, codes):
+    xp = xp_of(A._data)
+    return Tensor._make(xp.asarray(np.asarray(codes, dtype=np.int32).reshape(A.shape[:-2])))
 
 
-def kron(input, other):
-    """Kronecker product: a (..., i, ...) x b (..., j, ...) -> (..., i * nj + j, ...)"""
-    from .shape import UnsafeViewBackward0
-    n = max(input.ndim, other.ndim)
-    a_shape = (1,) * (n - input.ndim) + tuple(input.shape)
-    b_shape = (1,) * (n - other.ndim) + tuple(other.shape)
-    a = UnsafeViewBackward0.apply(input, shape=tuple(v for s in a_shape for v in (s, 1)))
-    b = UnsafeViewBackward0.apply(other, shape=tuple(v for s in b_shape for v in (1, s)))
-    return UnsafeViewBackward0.apply(a * b, shape=tuple(p * q for p, q in zip(a_shape, b_shape)))
+def _replace_failed(A, info):
+    """A with each failed matrix replaced by the identity (its result is then overwritten)."""
+    from ..pointwise.minmax import where
+    xp = xp_of(A._data)
+    failed = (info._data != 0)[..., None, None]
+    return where(Tensor._make(failed), Tensor._make(xp.eye(A.shape[-1], dtype=A._data.dtype)), A)
 
 
-def addmv(input, mat, vec, *, beta=1, alpha=1):
-    from .linalg import mv
-    y = mv(mat, vec)
-    return (input if beta == 1 else input * beta) + (y if alpha == 1 else y * alpha)
+def _singular_codes(A):
+    a = A._data
+    return [_zero_pivot(xp_of(a), m) for m in _batches(a)]
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    from .linalg import bmm
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor" if batch1.ndim != 3
-                           else "batch2 must be a 3D tensor")
-    y = bmm(batch1, batch2)
-    return (input if beta == 1 else input * beta) + (y if alpha == 1 else y * alpha)
+def _nan_where_failed(y, info, vector=False):
+    from ..pointwise.minmax import where
+    failed = info._data != 0
+    failed = failed[..., None] if vector else failed[..., None, None]
+    return where(Tensor._make(failed), math.nan, y)
 
 
-def multi_dot(tensors):
-    """A chain of matrix products (1-D ends as a row and a column vector), left to right."""
-    from .linalg import matmul
-    tensors = list(tensors)
-    if len(tensors) < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
-    y = tensors[0]
-    for m in tensors[1:]:
-        y = matmul(y, m)
-    return y
+def inv_ex(A, *, check_errors=False):
+    """(A^-1, info): info is 0, or the 1-based position of the first zero pivot of the LU
+    factorisation (that inverse is then nan)."""
+    _matrices("linalg.inv", A)
+    try:
+        return InvExResult(inv(A), _info(A, np.zeros(A.shape[:-2])))
+    except LinAlgError:
+        codes = _singular_codes(A)
+    if check_errors:
+        b, k = next((b, k) for b, k in enumerate(codes) if k)
+        raise LinAlgError(f"linalg.inv_ex: {_where(A, b)}The diagonal element {k} is zero, the "
+                          f"inversion could not be completed because the input matrix is "
+                          f"singular.")
+    info = _info(A, codes)
+    return InvExResult(_nan_where_failed(inv(_replace_failed(A, info)), info), info)
 
 
-def vecdot(x, y, *, dim=-1):
-    from .reduce import sum as sum_
-    return sum_(x * y, dim)
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """(X, info) as ``linalg.solve``; a singular A gives info > 0 and a nan X."""
+    _matrices("linalg.solve", A)
+    try:
+        return SolveExResult(solve(A, B, left=left), _info(A, np.zeros(A.shape[:-2])))
+    except LinAlgError:
+        codes = _singular_codes(A)
+    if check_errors:
+        b = next(b for b, k in enumerate(codes) if k)
+        raise LinAlgError(f"torch.linalg.solve_ex: {_where(A, b)}The solver failed because the "
+                          f"input matrix is singular.")
+    info = _info(A, codes)
+    x = solve(_replace_failed(A, info), B, left=left)
+    return SolveExResult(_nan_where_failed(x, info, x.ndim == A.ndim - 1), info)
 
 
-def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
-    from .misc import diagonal
-    return diagonal(A, offset, dim1, dim2)
+def _prod(shape):
+    return math.prod(int(s) for s in shape)
 
 
-def vdot(input, other):
-    from .linalg import dot
-    return dot(input, other)   # real tensors: the conjugate is the tensor itself
+def tensorinv(A, ind=2):
+    """The inverse with respect to tensordot over ``ind`` dimensions: the matrix inverse of A
+    seen as prod(shape[:ind]) x prod(shape[ind:]), reshaped to shape[ind:] + shape[:ind]."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = _prod(A.shape[:ind]), _prod(A.shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    return inv(A.reshape(rows, cols)).reshape(*A.shape[ind:], *A.shape[:ind])
 
 
-OPS = [LinalgInvExBackward0, LinalgDetBackward0, LinalgSlogdetBackward0, LinalgSolveExBackward0,
-       LinalgCholeskyExBackward0, LinalgCrossBackward0, LinalgSvdBackward0]
+def tensorsolve(A, B, dims=None):
+    """X with tensordot(A, X, X.ndim) = B; ``dims`` (of A) are moved last first."""
+    if dims is not None:
+        dims = [d % A.ndim for d in dims]
+        A = A.permute(*[d for d in range(A.ndim) if d not in dims], *dims)
+    rows, cols = _prod(A.shape[:B.ndim]), _prod(A.shape[B.ndim:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement "
+                           f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but "
+                           f"got {cols} != {rows}")
+    return solve(A.reshape(rows, cols), B.reshape(rows)).reshape(*A.shape[B.ndim:])

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
-from .. import kernels
-from ._op import Op, direct
-from .pointwise import _float
+from ... import kernels
+from .._op import Op, direct
+from ..pointwise.arithmetic import _float
 
 
 class SigmoidBackward0(Op):
@@ -93,7 +93,11 @@ class GeluBackward0(Op):
 
 
 _SQRT_2_PI = math.sqrt(2 / math.pi)
+
+
 _INV_SQRT2 = 1 / math.sqrt(2)
+
+
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 

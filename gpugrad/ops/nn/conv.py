@@ -2,16 +2,17 @@
 spatial dimensions. A convolution is one op over the input's sliding windows (a
 strided view: im2col without the copy); adding each window offset's share back with one strided
 slice per offset (col2im) gives its input gradient, and the transposed convolution's forward.
-1-D convolutions run as 2-D ones of height 1. The pooling ops (pool.py) and unfold / fold
-(resize.py) use the same window helpers; padding lives in padding.py.
+1-D convolutions run as 2-D ones of height 1. The pooling ops (pooling.py, pooling3d.py), upsampling
+and unfold / fold (fold.py) use the same window helpers; padding lives in padding.py. conv3d and
+conv_transpose3d add PyTorch's checks and messages for three spatial dimensions.
 """
 from __future__ import annotations
 
 import itertools
 
-from ..amp._state import lower as _lower
-from ..amp._state import state as _amp
-from ._op import Op
+from ...amp._state import lower as _lower
+from ...amp._state import state as _amp
+from .._op import Op
 
 
 def _windows(xp, x, kernel, stride, dilation=None):
@@ -160,8 +161,8 @@ class ConvolutionBackward0(Op):
         convolution of gy, its weight gradient a convolution of the input by gy with batch and
         channels swapped (stride and dilation trading places), and the transposed
         convolution's gradients are the same two maps with the roles of gy and x exchanged."""
-        from .reduce import sum as _sum
-        from .shape import squeeze, unsqueeze
+        from ..reduction.reduce import sum as _sum
+        from ..shape.views import squeeze, unsqueeze
         if self.one_d:
             gy, x, w = (None if t is None else unsqueeze(t, 2) for t in (gy, x, w))
         need, shape = self.needs_input_grad, self.in_shape
@@ -194,7 +195,8 @@ def _weight_grad(gy, x, padding, stride, dilation, groups, kernel):
     """sum_{n, i, j} gy[n, o, i, j] xpad[n, c, s i + d a, s j + d b] as a tensor of shape
     (O, C / groups, kh, kw): per group, the convolution of x (channels as batch) by gy (batch
     as channels) with stride d and dilation s, cut to the kernel's size."""
-    from .shape import cat, transpose
+    from ..shape.joining import cat
+    from ..shape.views import transpose
     o, c = gy.shape[1] // groups, x.shape[1] // groups
     parts = []
     for k in range(groups):
@@ -264,7 +266,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
     _check_input(input, weight, dims, name)
     dilation = _pair(dilation, dims, "dilation")
     if input.ndim == dims + 1:
-        from .shape import squeeze, unsqueeze
+        from ..shape.views import squeeze, unsqueeze
         return squeeze(_conv(unsqueeze(input, 0), weight, bias, stride, padding, dilation,
                              groups, dims), 0)
     kernel = tuple(weight.shape[2:])
@@ -322,7 +324,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     name = f"conv_transpose{dims}d"
     _check_input(input, weight, dims, name)
     if input.ndim == dims + 1:
-        from .shape import squeeze, unsqueeze
+        from ..shape.views import squeeze, unsqueeze
         return squeeze(_conv_transpose(unsqueeze(input, 0), weight, bias, stride, padding,
                                        output_padding, groups, dilation, dims), 0)
     one_d = dims == 1
@@ -373,6 +375,19 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """The adjoint of conv2d in its input (weight (in, out / groups, kh, kw))."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """y[n, o, t, i, j] = sum_{c, a, b, e} x[n, c, s t + d a, s i + d b, s j + d e]
+    w[o, c, a, b, e] + bias[o] (x zero-padded, c over o's group)"""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The adjoint of conv3d in its input (weight (in, out / groups, kd, kh, kw))."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3)
 
 
 OPS = [ConvolutionBackward0]

@@ -12,8 +12,8 @@ import warnings
 
 import numpy as np
 
-from ..tensor import Tensor
-from ._op import Op
+from ...tensor import Tensor
+from .._op import Op
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
                   "align_corners=False since 1.3.0. Please specify align_corners=True if the old "
@@ -303,7 +303,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if mode == "bicubic" and k == 3:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.dtype != grid.dtype:
-        from .unpool import _TORCH_DTYPE
+        from .pooling import _TORCH_DTYPE
         raise RuntimeError(f"expected scalar type {_TORCH_DTYPE[input.dtype.name]} but found "
                            f"{_TORCH_DTYPE[grid.dtype.name]}")
     cls = GridSampler2DBackward0 if k == 2 else GridSampler3DBackward0

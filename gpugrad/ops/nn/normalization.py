@@ -1,10 +1,11 @@
 """Normalisation: ``layer_norm`` and ``batch_norm``, one op each (PyTorch's
-NativeLayerNormBackward0 and NativeBatchNormBackward0)."""
+NativeLayerNormBackward0 and NativeBatchNormBackward0).
+"""
 from __future__ import annotations
 
-from ..amp._state import state as _amp
-from ..amp._state import upper as _upper
-from ._op import Op
+from ...amp._state import state as _amp
+from ...amp._state import upper as _upper
+from .._op import Op
 
 
 class NativeLayerNormBackward0(Op):

@@ -1,14 +1,16 @@
-"""Max and average pooling over 1 or 2 spatial dimensions, and adaptive max pooling. Each 2-D
-pool is one op over the input's sliding windows (conv.py's strided view); 1-D pools run as 2-D
-ones of height 1 between an unsqueeze and a squeeze, as PyTorch records them.
+"""Max and average pooling over 1 or 2 spatial dimensions, adaptive max pooling, max unpooling,
+power-average (Lp) pooling and fractional max pooling. Each 2-D pool is one op over the input's
+sliding windows (conv.py's strided view); 1-D pools run as 2-D ones of height 1.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .. import _backend
-from ..tensor import Tensor
-from ._op import Op
+from ... import _backend
+from ...tensor import Tensor
+from .._op import Op
 from .conv import _scatter_windows, _windows
 
 
@@ -369,140 +371,309 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return (y[0].squeeze(-2), y[1].squeeze(-2)) if return_indices else y.squeeze(-2)
 
 
-# -- embedding bags -------------------------------------------------------------------------------
-class EmbeddingBagBackward0(Op):
-    """y[b] = the sum / mean / max over bag b's entries j of psw[j] weight[input[j]] (entries
-    equal to padding_idx are skipped; an empty bag gives zeros). The bags are gathered padded
-    to the longest one: rows (B, L) with a mask of the real entries."""
-    __slots__ = ("rows", "pos", "keep", "mode", "num", "n", "hit")
-    saves = (0, 1)
-    saved_names = ("weight", "per_sample_weights")
-    temps = ("rows", "pos", "keep", "hit")
-
-    def forward(self, xp, weight, psw, index=None, offsets=None, mode="mean", padding_idx=None):
-        n, b = index.shape[0], offsets.shape[0] - 1
-        lengths = offsets[1:] - offsets[:-1]
-        span = int(lengths.max()) if b else 0
-        steps = xp.arange(span)
-        keep = steps < lengths[:, None]
-        pos = xp.where(keep, offsets[:-1, None] + steps, 0)
-        rows = index[pos] if n else xp.zeros(pos.shape, dtype=index.dtype)
-        if padding_idx is not None:
-            keep &= rows != padding_idx
-        g = weight[rows]                                            # (B, L, D)
-        if psw is not None:
-            g = g * psw[pos][..., None]
-        self.rows, self.pos, self.mode, self.num, self.n = rows, pos, mode, weight.shape[0], n
-        if mode == "max":
-            g = xp.where(keep[..., None], g, -xp.inf)
-            arg = g.argmax(axis=1)                                  # (B, D)
-            self.hit = xp.broadcast_to(keep.any(axis=1)[:, None], arg.shape)
-            self.rows = rows[xp.arange(b)[:, None], arg]            # the row each max came from
-            y = xp.take_along_axis(g, arg[:, None], axis=1)[:, 0]
-            return xp.where(self.hit, y, 0)
-        scale = keep.astype(weight.dtype)
-        if mode == "mean":
-            scale = scale / xp.maximum(keep.sum(axis=1, keepdims=True), 1).astype(weight.dtype)
-        self.keep = scale
-        return (g * scale[..., None]).sum(axis=1)
-
-    def backward(self, F, gy, weight, psw):
-        const = (lambda a: a) if F.fast else Tensor._make
-        need = self.needs_input_grad
-        gw = gp = None
-        d = gy.shape[1]
-        if self.mode == "max":
-            if need[0]:
-                cols = _backend.xp_of(self.rows).arange(d)[None, :]
-                gw = F.index_add((self.num, d), (self.rows, cols),
-                                 gy * const(self.hit.astype(gy.dtype)))
-            return gw, None
-        each = gy[:, None, :] * const(self.keep[..., None])        # (B, L, D)
-        if need[0]:
-            share = each if psw is None else each * psw[self.pos][..., None]
-            gw = F.index_add((self.num, d), (self.rows,), share)
-        if psw is not None and need[1]:
-            gp = F.index_add((self.n,), (self.pos,), F.sum(each * weight[self.rows], axis=2))
-        return gw, gp
+_TORCH_DTYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "bool": "Bool"}
 
 
-def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
-                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
-                  padding_idx=None):
-    """Sums, means or maxima of bags of embeddings, without building the embeddings."""
-    if weight.ndim != 2:
-        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
-                         f"{weight.ndim}")
-    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
-        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
-                         f"not None, then it must have the same shape as the input "
-                         f"({input.shape})")
-    if input.ndim == 2:
-        if offsets is not None:
-            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated "
-                             f"is a mini-batch of fixed length sequences. However, found offsets "
-                             f"of type {type(offsets)}")
-        bags, size = input.shape
-        from .._creation import arange
-        offsets = arange(0, bags * size + 1 if include_last_offset else bags * size,
-                         max(size, 1), device=input.device)
-        input = input.reshape(-1)
-        if per_sample_weights is not None:
-            per_sample_weights = per_sample_weights.reshape(-1)
-    elif input.ndim == 1:
-        if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets.ndim != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
-    else:
-        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
-                         f"{input.ndim}")
-    if mode not in ("sum", "mean", "max"):
-        raise ValueError("mode has to be one of sum, mean or max")
-    if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
-                                  f"per_sample_weights is only supported for mode='sum' (got "
-                                  f"mode='{mode}'). Please open a feature request on GitHub.")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not "
-                                  "supported by gpugrad")
-    for name, t in (("indices", input), ("offsets", offsets)):
-        if t.dtype.kind not in "iu":
-            raise RuntimeError(f"Expected tensor for argument #1 '{name}' to have one of the "
-                               f"following scalar types: Long, Int; but got {t.dtype} instead "
-                               "(while checking arguments for embedding_bag)")
-    if input.device != weight.device:
-        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
-                           f"two devices, {input.device} and {weight.device}! (in "
-                           "embedding_bag)")
-    num = weight.shape[0]
-    if padding_idx is not None:
-        if not -num <= padding_idx < num:
-            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} "
-                               f"through {num - 1}, but got {padding_idx}")
-        padding_idx %= num
-    index, offs = input._data.astype(np.int64, copy=False), offsets._data.astype(np.int64)
-    n = index.shape[0]
-    if offs.shape[0] and int(offs[0]) != 0:
-        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
-                           f"has to start from position 0. However, got {int(offs[0])}")
-    if offs.shape[0] and int(offs[-1]) > n:
-        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got "
-                           f"offsets[-1] of {int(offs[-1])}")
-    if n and (int(index.min()) < 0 or int(index.max()) >= num):
-        bad = int(((index < 0) | (index >= num)).argmax())
-        raise RuntimeError(f"Index {bad} of input takes value {int(index[bad])} which is not in "
-                           f"the valid range [0, {num})")
-    if max_norm is not None:
-        from .select import embedding_renorm_
-        embedding_renorm_(weight, index, max_norm, norm_type)
-    if not include_last_offset:
-        xp = _backend.xp_of(offs)
-        offs = xp.concatenate([offs, xp.asarray([n], dtype=offs.dtype)])
-    return EmbeddingBagBackward0.apply(weight, per_sample_weights, index=index, offsets=offs,
-                                       mode=mode, padding_idx=padding_idx)
+class MaxUnpool2DBackward0(Op):
+    """y[n, c].flat[indices[n, c, i]] = x[n, c, i] over zeros of the output size; its gradient
+    gathers gy at the same positions (linear: differentiable to any order)"""
+    __slots__ = ("rows", "cols", "shape")
+    temps = ("rows", "cols")
+
+    def forward(self, xp, x, indices, output_size=(1, 1)):
+        lead = x.shape[:x.ndim - len(output_size)]
+        m = int(np.prod(lead))
+        self.shape = x.shape
+        self.rows = xp.arange(m).reshape(-1, 1)
+        self.cols = indices.reshape(m, -1)
+        y = xp.zeros((m, int(np.prod(output_size))), dtype=x.dtype)
+        y[self.rows, self.cols] = x.reshape(m, -1)
+        return y.reshape(lead + tuple(output_size))
+
+    def backward(self, F, gy):
+        rows, cols = (self.rows, self.cols) if F.fast else (Tensor._make(self.rows),
+                                                            Tensor._make(self.cols))
+        g = F.reshape(gy, (self.rows.shape[0], -1))[rows, cols]
+        return F.reshape(g, self.shape), None
+
+
+class MaxUnpool3DBackward0(MaxUnpool2DBackward0):
+    """y[n, c].flat[indices[n, c, i]] = x[n, c, i] over zeros of the (D, H, W) output size"""
+    __slots__ = ()
+
+
+def _unpool_output_size(input, kernel, stride, padding, output_size):
+    """PyTorch's default output size, or ``output_size`` checked against it."""
+    k = len(kernel)
+    default = [(input.shape[-k + d] - 1) * stride[d] + kernel[d] - 2 * padding[d]
+               for d in range(k)]
+    if output_size is None:
+        return default
+    output_size = list(output_size)
+    if len(output_size) == k + 2:
+        output_size = output_size[2:]
+    if len(output_size) != k:
+        raise ValueError(f"output_size should be a sequence containing {k} or {k + 2} elements, "
+                         f"but it has a length of '{len(output_size)}'")
+    for d in range(k):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be '
+                             f"between {lo} and {hi})")
+    return output_size
+
+
+def _ntuple(v, n):
+    return (v,) * n if isinstance(v, int) else tuple(v)
+
+
+def _max_unpool(input, indices, size, dims):
+    """PyTorch's checks of max_unpool{dims}d (over the spatial ``size``), then the op."""
+    if indices.dtype != np.int64:
+        raise RuntimeError("elements in indices should be type int64" + (
+            f" but got: {_TORCH_DTYPE.get(indices.dtype.name, indices.dtype.name)}"
+            if dims == 2 else ""))
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(f"Input to max_unpooling{dims}d should be a {dims + 1}d or "
+                           f"{dims + 2}d Tensor, but got a tensor with {input.ndim} dimensions.")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    size = tuple(int(s) for s in size)
+    if indices.numel():
+        index = indices._data
+        bad = (index < 0) | (index >= int(np.prod(size)))
+        if bool(bad.any()):   # a host sync, but only to validate before writing
+            value = int(index.reshape(-1)[int(bad.reshape(-1).argmax())])
+            raise RuntimeError(f"Found an invalid max index: {value} (output volumes are of "
+                               f"size {'x'.join(map(str, size))})")
+    cls = MaxUnpool2DBackward0 if dims == 2 else MaxUnpool3DBackward0
+    return cls.apply(input, indices._data, output_size=size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """max_unpool2d over (N, C, L, 1), as PyTorch records it."""
+    kernel = _ntuple(kernel_size, 1)
+    stride = kernel if stride is None else _ntuple(stride, 1)
+    size = _unpool_output_size(input, kernel, stride, _ntuple(padding, 1), output_size)
+    y = _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), tuple(size) + (1,), 2)
+    return y.squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value of ``input`` at the position ``indices`` names in its (H, W) plane of the
+    output (max_pool2d's indices), zeros elsewhere."""
+    kernel = _ntuple(kernel_size, 2)
+    stride = kernel if stride is None else _ntuple(stride, 2)
+    size = _unpool_output_size(input, kernel, stride, _ntuple(padding, 2), output_size)
+    return _max_unpool(input, indices, size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Each value of ``input`` at the position ``indices`` names in its (D, H, W) volume of
+    the output (max_pool3d's indices), zeros elsewhere."""
+    kernel = _ntuple(kernel_size, 3)
+    stride = kernel if stride is None else _ntuple(stride, 3)
+    size = _unpool_output_size(input, kernel, stride, _ntuple(padding, 3), output_size)
+    return _max_unpool(input, indices, size, 3)
+
+
+def _lp(out, norm_type, count):
+    """(sign(s) relu(|s|) count)^(1 / p) of the windows' means s of x^p"""
+    from ...nn.functional import relu
+    return (out.sign() * relu(out.abs())).mul(count).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1 / p)"""
+    out = avg_pool1d(input.pow(norm_type), kernel_size, kernel_size if stride is None
+                     else stride, 0, ceil_mode)
+    return _lp(out, norm_type, kernel_size)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each (kh, kw) window of x^p)^(1 / p)"""
+    kh, kw = _ntuple(kernel_size, 2)
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp(out, norm_type, kh * kw)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each (kd, kh, kw) window of x^p)^(1 / p)"""
+    from .pooling3d import avg_pool3d
+    kd, kh, kw = _ntuple(kernel_size, 3)
+    out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp(out, norm_type, math.prod((kd, kh, kw)))
+
+
+def _starts(xp, u, n_in, n_out, pool):
+    """PyTorch's window starts: int((i + u) a) - int(u a), a = (n_in - pool) / (n_out - 1),
+    and the last window ends at the input's end. u: (N, C) -> (N, C, n_out) int64"""
+    last = xp.full(u.shape + (1,), n_in - pool, dtype=xp.int64)
+    if n_out == 1:
+        return last
+    alpha = u.dtype.type(n_in - pool) / u.dtype.type(n_out - 1)
+    i = xp.arange(n_out - 1, dtype=u.dtype)
+    seq = ((i + u[..., None]) * alpha).astype(xp.int64) - (u[..., None] * alpha).astype(xp.int64)
+    return xp.concatenate([seq, last], axis=-1)
+
+
+class _FractionalMaxPool(Op):
+    """y[n, c, o] = max of x[n, c] over the window whose start along each spatial dimension
+    comes from ``_starts``; indices = the flat (C-order) position of the first maximum, which
+    gets the gradient. ``samples`` (N, C, rank) holds u per dimension, in ``sample_axes``
+    order."""
+    __slots__ = ("shape", "flat")
+    temps = ("flat",)
+    rank = 2
+    sample_axes = (1, 0)   # the sample of each spatial dimension (PyTorch: w before h in 2-D)
+
+    def forward(self, xp, x, samples, kernel, output_size):
+        r = self.rank
+        if x.ndim == r + 1:   # unbatched
+            y, idx = self.forward(xp, x[None], samples, kernel, output_size)
+            self.shape = x.shape
+            return y[0], idx[0]
+        n, c, *dims = x.shape
+        pos = 0
+        for d, (size, k, o, u) in enumerate(zip(dims, kernel, output_size, self.sample_axes)):
+            win = _starts(xp, samples[..., u], size, o, k)[..., None] + xp.arange(k)  # N C o k
+            shape = [n, c] + [1] * (2 * r)
+            shape[2 + d], shape[2 + r + d] = o, k
+            stride = 1
+            for later in dims[d + 1:]:
+                stride *= later
+            pos = pos + win.reshape(shape) * stride
+        pos = pos.reshape(n, c, *output_size, -1)              # windows in C order
+        total = 1
+        for size in dims:
+            total *= size
+        base = (xp.arange(n * c) * total).reshape((n, c) + (1,) * (r + 1))
+        vals = x.reshape(-1)[base + pos]
+        arg = vals.argmax(axis=-1)[..., None]
+        idx = xp.take_along_axis(pos, arg, axis=-1)[..., 0]
+        self.shape, self.flat = x.shape, base[..., 0] + idx
+        return xp.take_along_axis(vals, arg, axis=-1)[..., 0], idx
+
+    def backward(self, F, gy):
+        g = gy[0] if isinstance(gy, (tuple, list)) else gy
+        size = 1
+        for s in self.shape:
+            size *= s
+        if g.ndim == self.rank + 1:   # unbatched
+            g = F.reshape(g, (1,) + tuple(g.shape))
+        gx = F.index_add((size,), (self.flat,), g)
+        return F.reshape(gx, self.shape)
+
+
+class FractionalMaxPool2DBackward0(_FractionalMaxPool):
+    """y[n, c, i, j] = max of x[n, c] over rows h_i .. h_i + kh - 1 and columns w_j .. w_j + kw - 1
+    (starts from ``_starts``); indices = h W + w of the first maximum, which gets the gradient"""
+    __slots__ = ()
+
+
+class FractionalMaxPool3DBackward0(_FractionalMaxPool):
+    """y[n, c, i, j, k] = max of x[n, c] over the kt x kh x kw window at (t_i, h_j, w_k), starts
+    from ``_starts`` with samples (u_t, u_h, u_w); indices = (t H + h) W + w of the first
+    maximum, which gets the gradient"""
+    __slots__ = ()
+    rank, sample_axes = 3, (0, 1, 2)
+
+
+FractionalMaxPool2DBackward0.n_outputs = FractionalMaxPool3DBackward0.n_outputs = 2
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, (int, float)) else tuple(v)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """(values, indices) of fractional max pooling over (N, C, H, W) or (C, H, W) input."""
+    if output_size is None and output_ratio is None:
+        raise ValueError("fractional_max_pool2d requires specifying either an output_size or an "
+                         "output_ratio")
+    kh, kw = (int(k) for k in _pair(kernel_size))
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"fractional_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(input.shape)}")
+    if output_size is None:
+        ratio = _pair(output_ratio)
+        output_size = (int(input.shape[-2] * ratio[0]), int(input.shape[-1] * ratio[1]))
+    oh, ow = (int(o) for o in _pair(output_size))
+    h, w = input.shape[-2:]
+    if oh + kh - 1 > h:
+        raise RuntimeError(f"fractional_max_pool2d(): pool height {kh} too large relative to "
+                           f"input height {h}")
+    if ow + kw - 1 > w:
+        raise RuntimeError(f"fractional_max_pool2d(): pool width {kw} too large relative to "
+                           f"input width {w}")
+    if _random_samples is None:
+        from ..._creation import rand
+        batch = 1 if input.ndim == 3 else input.shape[0]
+        _random_samples = rand(batch, input.shape[-3], 2, dtype=input.dtype, device=input.device)
+    samples = _random_samples._data if isinstance(_random_samples, Tensor) else _random_samples
+    y, idx = FractionalMaxPool2DBackward0.apply(input, kernel=(kh, kw), output_size=(oh, ow),
+                                                samples=samples.reshape(-1, input.shape[-3], 2))
+    idx._rg, idx.grad_fn = False, None   # indices are not differentiable
+    return y, idx
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """Fractional max pooling; with ``return_indices`` also the flat (h W + w) argmax."""
+    out = fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio,
+                                             return_indices, _random_samples)
+    return out if return_indices else out[0]
+
+
+def _triple(v):
+    return (v, v, v) if isinstance(v, (int, float)) else tuple(v)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """(values, indices) of fractional max pooling over (N, C, T, H, W) or (C, T, H, W) input;
+    ``_random_samples`` (N, C, 3) holds u for T, H and W."""
+    if output_size is None and output_ratio is None:
+        raise ValueError("fractional_max_pool3d requires specifying either an output_size or an "
+                         "output_ratio")
+    kernel = tuple(int(k) for k in _triple(kernel_size))
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"fractional_max_pool3d_out(): Expected 4D or 5D tensor, but got: "
+                           f"{list(input.shape)}")
+    if output_size is None:
+        ratio = _triple(output_ratio)
+        output_size = tuple(int(n * r) for n, r in zip(input.shape[-3:], ratio))
+    out = tuple(int(o) for o in _triple(output_size))
+    # NOTE: PyTorch checks time, width, height in this order, and strictly (o + k - 1 < n)
+    for i, name in ((0, "time"), (2, "width"), (1, "height")):
+        if not out[i] + kernel[i] - 1 < input.shape[i - 3]:
+            raise RuntimeError(f"fractional_max_pool3d_out(): pool {name} {kernel[i]} too "
+                               f"large relative to input {name} {input.shape[i - 3]}")
+    if _random_samples is None:
+        from ..._creation import rand
+        batch = 1 if input.ndim == 4 else input.shape[0]
+        _random_samples = rand(batch, input.shape[-4], 3, dtype=input.dtype, device=input.device)
+    samples = _random_samples._data if isinstance(_random_samples, Tensor) else _random_samples
+    y, idx = FractionalMaxPool3DBackward0.apply(input, kernel=kernel, output_size=out,
+                                                samples=samples.reshape(-1, input.shape[-4], 3))
+    idx._rg, idx.grad_fn = False, None   # indices are not differentiable
+    return y, idx
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """3-D fractional max pooling; with ``return_indices`` also the flat ((t H + h) W + w)
+    argmax."""
+    out = fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio,
+                                             return_indices, _random_samples)
+    return out if return_indices else out[0]
 
 
 OPS = [MaxPool2DWithIndicesBackward0, AvgPool2DBackward0, AvgPool2DBackwardBackward0,
-       AdaptiveMaxPool2DBackward0,
-       EmbeddingBagBackward0]
+       AdaptiveMaxPool2DBackward0, MaxUnpool2DBackward0, MaxUnpool3DBackward0,
+       FractionalMaxPool2DBackward0, FractionalMaxPool3DBackward0]

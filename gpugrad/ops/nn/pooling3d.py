@@ -1,5 +1,6 @@
 """Max, average and adaptive pooling over 3 spatial dimensions (N, C, D, H, W), each 3-D pool
-one op over the input's sliding windows (conv.py's strided view, in 3-D), unbatched (C, D, H, W)
+one op over the input's sliding windows (conv.py's strided view, in 3-D;
+helpers from pooling.py), unbatched (C, D, H, W)
 inputs pooled as one sample. Max pools scatter their gradient by the indices they return, so
 their backward is differentiable again (an index_add); the average pool's backward is its
 adjoint, whose own gradient is the pooling again.
@@ -8,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._op import Op
+from .._op import Op
 from .conv import _lead, _scatter_windows, _windows
-from .pool import _AvgPoolAdjoint, _bins, _cut, _geometry, _out_size, _pad_to, _values
+from .pooling import _AvgPoolAdjoint, _bins, _cut, _geometry, _out_size, _pad_to, _values
 
 
 def _flat_index(xp, shape, index):
@@ -277,14 +278,14 @@ def _bin_matrix(size, out, like):
     for i in range(out):
         start, end = i * size // out, -(-(i + 1) * size // out)
         m[i, start:end] = 1.0 / (end - start)
-    from .._creation import tensor
+    from ..._creation import tensor
     return tensor(m, dtype=like.dtype, device=like.device)
 
 
 def adaptive_avg_pool3d(input, output_size):
     """The mean over adaptive bins of the last three dimensions: the bins are boxes, so it is
     three matrix products, one per dimension (P_d, P_h, P_w averaging the bins)."""
-    from .linalg import matmul
+    from ..linalg.products import matmul
     size = _adaptive_size(input, output_size, "adaptive_avg_pool3d",
                           "adaptive_avg_pool3d: output_size must be 3")
     d, h, w = input.shape[-3:]

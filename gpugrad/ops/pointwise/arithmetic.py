@@ -1,8 +1,9 @@
-"""Elementwise ops: arithmetic and transcendental functions (activations: ``activation.py``).
+"""Elementwise arithmetic: add, sub, rsub, mul, div, neg, reciprocal, pow, square, positive,
+float_power; lerp, addcmul, addcdiv; fmod, remainder, floor_divide, and the integer-arithmetic
+helpers the other elementwise ops share (PyTorch's rounding of integer division and powers).
 
 Each op is one class: forward and backward side by side. Backward formulas read only what the
-class declares it saves; on plain backward the hot ones run as fused kernels (``kernels``),
-under ``create_graph`` the differentiable formula next to them runs instead.
+op declares it saves; on plain backward the hot ones run as fused kernels.
 """
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import math
 
 import numpy as np
 
-from .. import _backend, kernels
-from ..tensor import DEFAULT, Tensor, scalar_name
-from ._op import Op, broadcast_error, direct, result_type
-from .bool_rules import check_neg, check_rounding_mode, check_sub
-from .misc import int_clamp_bounds, int_power, rounded_div, wrap_int
+from ... import kernels
+from ..._backend import xp_of
+from ..._promotion import result_type
+from ...tensor import DEFAULT, Tensor
+from .._op import Op, broadcast_error
+from ..bool_rules import check_neg, check_rounding_mode, check_sub
+from ..indexing.gather import _data
 
 
 def _float(xp, x):
@@ -246,213 +249,6 @@ class PowBackward2(Op):
         return gz * z * math.log(self.base) if self.base > 0 else gz * z * math.nan
 
 
-# -- transcendental -----------------------------------------------------------------------------
-class ExpBackward0(Op):
-    """y = exp(x)"""
-    elementwise = True
-    saves_output = True
-    saved_names = ("result",)
-
-    def forward(self, xp, x):
-        return xp.exp(_float(xp, x))
-
-    def backward(self, F, gy, y):
-        return gy * y
-
-
-class LogBackward0(Op):
-    """y = log(x)"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.log(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return gy / x
-
-
-class SqrtBackward0(Op):
-    """y = sqrt(x)"""
-    elementwise = True
-    saves_output = True
-    saved_names = ("result",)
-
-    def forward(self, xp, x):
-        return xp.sqrt(_float(xp, x))
-
-    def backward(self, F, gy, y):
-        return gy / (2 * y)
-
-
-class AbsBackward0(Op):
-    """y = |x|   (NOTE: gradient 0 at x == 0, as PyTorch)"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.abs(x)
-
-    def backward(self, F, gy, x):
-        return gy * F.sign(x)
-
-
-class SignBackward0(Op):
-    """y = sign(x)   (gradient zero everywhere)"""
-    elementwise = True
-
-    def forward(self, xp, x):
-        y = xp.sign(x) if x.dtype.kind != "b" else x.copy()   # NaN's sign is 0 (PyTorch)
-        return xp.where(x == x, y, y.dtype.type(0)) if y.dtype.kind == "f" else y
-
-    def backward(self, F, gy):
-        return gy * 0
-
-
-class SinBackward0(Op):
-    """y = sin(x)"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.sin(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return gy * F.cos(x)
-
-
-class CosBackward0(Op):
-    """y = cos(x)"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.cos(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return -gy * F.sin(x)
-
-
-class TanhBackward0(Op):
-    """y = tanh(x)"""
-    elementwise = True
-    saves_output = True
-    saved_names = ("result",)
-
-    def forward(self, xp, x):
-        return xp.tanh(_float(xp, x))
-
-    def backward(self, F, gy, y):
-        if F.fast:
-            return kernels.tanh_bwd(y, gy)
-        return gy * (1 - y * y)
-
-
-class ClampBackward1(Op):
-    """y = min(max(x, min), max)   (numbers)"""
-    elementwise = True
-    __slots__ = ("min", "max")
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x, min=None, max=None):
-        if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        self.min, self.max = min, max
-        if x.dtype.kind in "biu":
-            x, min, max = int_clamp_bounds(x, min, max)
-        return xp.clip(x, min, max).astype(x.dtype, copy=False)
-
-    def backward(self, F, gy, x):
-        keep = True
-        if self.min is not None:
-            keep = x >= self.min
-        if self.max is not None:
-            keep = (x <= self.max) if keep is True else keep & (x <= self.max)
-        return F.where(keep, gy, 0) if F.fast else gy * keep
-
-    def bad_input(self, e, arrays, kw):
-        return RuntimeError(f"clamp: {e}")
-
-
-class ClampBackward0(Op):
-    """y = max(x, bound) (or min(x, bound) with ``upper``), the bound a tensor; the gradient
-    goes to x where it is kept and to the bound where the bound is taken"""
-    elementwise = True
-    __slots__ = ("upper",)
-    saves = (0, 1)
-    saved_names = ("self", "min")
-    broadcasts = True
-
-    def forward(self, xp, x, bound, upper=False):
-        self.upper = upper
-        return xp.minimum(x, bound) if upper else xp.maximum(x, bound)
-
-    def backward(self, F, gy, x, bound):
-        keep = (x <= bound) if self.upper else (x >= bound)
-        if F.fast:
-            return F.where(keep, gy, 0), F.where(keep, 0, gy)
-        return gy * keep, gy * ~keep
-
-    def bad_input(self, e, arrays, kw):
-        return broadcast_error(e, arrays)
-
-
-class MaximumBackward0(Op):
-    """z = max(x, y)   (NOTE: ties split the gradient evenly, as PyTorch)"""
-    elementwise = True
-    saves = (0, 1)
-    saved_names = ("self", "other")
-    broadcasts = True
-
-    def forward(self, xp, x, y):
-        return xp.maximum(x, y)
-
-    def backward(self, F, gz, x, y):
-        w = (x > y) + 0.5 * (x == y)
-        return gz * w, gz * (1 - w)
-
-
-class MinimumBackward0(Op):
-    """z = min(x, y)   (NOTE: ties split the gradient evenly, as PyTorch)"""
-    elementwise = True
-    saves = (0, 1)
-    saved_names = ("self", "other")
-    broadcasts = True
-
-    def forward(self, xp, x, y):
-        return xp.minimum(x, y)
-
-    def backward(self, F, gz, x, y):
-        w = (x < y) + 0.5 * (x == y)
-        return gz * w, gz * (1 - w)
-
-
-class WhereBackward0(Op):
-    """z = x where cond else y"""
-    __slots__ = ("cond",)
-    broadcasts = True
-    temps = ("cond",)
-
-    def forward(self, xp, x, y, cond=None):
-        self.cond = cond
-        out = xp.where(cond, x, y)
-        return out
-
-    def backward(self, F, gz):
-        c = self.cond
-        if F.fast:
-            return F.where(c, gz, 0), F.where(c, 0, gz)
-        return gz * c, gz * ~c
-
-    def bad_input(self, e, arrays, kw):
-        return broadcast_error(e, [kw.get("cond")] + list(arrays))
-
-
 # -- public functions ---------------------------------------------------------------------------
 def _t(x):
     return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
@@ -513,85 +309,277 @@ def square(input):
     return PowBackward0.apply(input, exponent=2)
 
 
-exp = direct(ExpBackward0, 1, "exp")
-log = direct(LogBackward0, 1, "log")
-sqrt = direct(SqrtBackward0, 1, "sqrt")
+def positive(input):
+    """The input itself (``+x``)."""
+    if input.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
-def rsqrt(input):
-    return reciprocal(sqrt(input))
+class LerpBackward0(Op):
+    """y = start + weight (end - start), weight a number"""
+    elementwise = True
+    __slots__ = ("weight",)
+    broadcasts = True
+
+    def forward(self, xp, start, end, weight=0.5):
+        self.weight = weight
+        return start + weight * (end - start)
+
+    def backward(self, F, gy):
+        w = self.weight
+        return gy * (1 - w), gy * w
 
 
-def abs(input):
-    return AbsBackward0.apply(input)
+class LerpBackward1(Op):
+    """y = start + weight (end - start), weight a tensor"""
+    elementwise = True
+    saves = (0, 1, 2)
+    saved_names = ("self", "end", "weight")
+    broadcasts = True
+
+    def forward(self, xp, start, end, weight):
+        return start + weight * (end - start)
+
+    def backward(self, F, gy, start, end, weight):
+        need = self.needs_input_grad
+        return ((gy * (1 - weight)) if need[0] else None, (gy * weight) if need[1] else None,
+                (gy * (end - start)) if need[2] else None)
 
 
-absolute = abs
+class AddcmulBackward0(Op):
+    """y = x + value t1 t2"""
+    elementwise = True
+    __slots__ = ("value",)
+    saves = (1, 2)
+    saved_names = ("tensor1", "tensor2")
+    broadcasts = True
+
+    def forward(self, xp, x, t1, t2, value=1):
+        self.value = value
+        return x + value * t1 * t2
+
+    def backward(self, F, gy, t1, t2):
+        need, v = self.needs_input_grad, self.value
+        return (gy if need[0] else None, (gy * v * t2) if need[1] else None,
+                (gy * v * t1) if need[2] else None)
 
 
-def sign(input):
-    return SignBackward0.apply(input)
+class AddcdivBackward0(Op):
+    """y = x + value t1 / t2"""
+    elementwise = True
+    __slots__ = ("value",)
+    saves = (1, 2)
+    saved_names = ("tensor1", "tensor2")
+    broadcasts = True
+
+    def forward(self, xp, x, t1, t2, value=1):
+        self.value = value
+        return x + value * t1 / t2
+
+    def backward(self, F, gy, t1, t2):
+        need, v = self.needs_input_grad, self.value
+        return (gy if need[0] else None, (gy * v / t2) if need[1] else None,
+                (-gy * v * t1 / (t2 * t2)) if need[2] else None)
 
 
-sin = direct(SinBackward0, 1, "sin")
-cos = direct(CosBackward0, 1, "cos")
-tanh = direct(TanhBackward0, 1, "tanh")
+def lerp(input, end, weight):
+    if isinstance(weight, Tensor):
+        return LerpBackward1.apply(input, end, weight)
+    return LerpBackward0.apply(input, end, weight=float(weight))
 
 
-def clamp(input, min=None, max=None):
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        if min is None or max is None:
-            return ClampBackward0.apply(input, min if max is None else max,
-                                        upper=max is not None)
-        return ClampBackward0.apply(ClampBackward0.apply(input, min), max, upper=True)
-    return ClampBackward1.apply(input, min=min, max=max)
+def addcmul(input, tensor1, tensor2, *, value=1):
+    return AddcmulBackward0.apply(input, tensor1, tensor2, value=value)
 
 
-clip = clamp
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    if _data(tensor1).dtype.kind in "iub" and _data(tensor2).dtype.kind in "iub":
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future release addcdiv will perform a true division of tensor1 and "
+                           "tensor2. The historic addcdiv behavior can be implemented as "
+                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
+                           "float inputs. The future addcdiv behavior is just the latter "
+                           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    return AddcdivBackward0.apply(input, tensor1, tensor2, value=value)
 
 
-def maximum(input, other):
-    return MaximumBackward0.apply(input, other)
+class FmodBackward0(Op):
+    """y = a - trunc(a / b) b, b a number"""
+    elementwise = True
+    broadcasts = True
+
+    def forward(self, xp, a, b):
+        check_divisor(xp, a, b, "fmod")
+        return xp.fmod(a, b)
+
+    def backward(self, F, gy):
+        return gy, None
 
 
-def minimum(input, other):
-    return MinimumBackward0.apply(input, other)
+def _raw(a):
+    return a._data if isinstance(a, Tensor) else a
 
 
-def where(condition, input=None, other=None):
-    if input is None and other is None:
-        return tuple(Tensor._make(i) for i in _t(condition)._data.nonzero())
-    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
-    if cond.dtype != np.bool_:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {scalar_name(cond.dtype).capitalize()}")
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):   # two numbers
-        d, xp = result_type([input, other]), _backend.xp_of(cond)
-        input, other = xp.asarray(input, dtype=d), xp.asarray(other, dtype=d)
-    return WhereBackward0.apply(input, other, cond=cond)
+class FmodBackward1(Op):
+    """y = a - trunc(a / b) b"""
+    saves = (0, 1)
+    reads_for = ((1,), (1,))
+    saved_names = ("self", "other")
+    broadcasts = True
+    rounding = "trunc"
+
+    def forward(self, xp, a, b):
+        check_divisor(xp, a, b, "fmod")
+        return xp.fmod(a, b)
+
+    def backward(self, F, gy, a, b):
+        gb = None
+        if self.needs_input_grad[1]:   # the quotient is piecewise constant
+            a, b = _raw(a), _raw(b)
+            gb = -gy * getattr(xp_of(a), self.rounding)(a / b)
+        return gy, gb
+
+
+class RemainderBackward0(FmodBackward0):
+    """y = a - floor(a / b) b, b a number"""
+    elementwise = True
+
+    def forward(self, xp, a, b):
+        check_divisor(xp, a, b, "remainder")
+        return xp.remainder(a, b)
+
+
+class RemainderBackward1(FmodBackward1):
+    """y = a - floor(a / b) b"""
+    rounding = "floor"
+
+    def forward(self, xp, a, b):
+        check_divisor(xp, a, b, "remainder")
+        return xp.remainder(a, b)
+
+
+def fmod(input, other):
+    if isinstance(other, Tensor):
+        return FmodBackward1.apply(input, other)
+    return FmodBackward0.apply(input, other)
+
+
+def remainder(input, other):
+    if not isinstance(input, Tensor):   # number % tensor: not differentiable (as in PyTorch)
+        a = _raw(other)
+        check_divisor(xp_of(a), input, a, "remainder")
+        return Tensor._make(xp_of(a).asarray(xp_of(a).remainder(input, a)))
+    if isinstance(other, Tensor):
+        return RemainderBackward1.apply(input, other)
+    return RemainderBackward0.apply(input, other)
+
+
+# -- integer arithmetic as PyTorch does it --------------------------------------------------------
+def integral(v) -> bool:
+    return v.dtype.kind in "iub" if hasattr(v, "dtype") else isinstance(v, int)
+
+
+def check_divisor(xp, a, b, name):
+    """Integer division by zero raises on the CPU, as in PyTorch (on CUDA it is undefined, and
+    checking would cost a device sync); bool by bool is not implemented."""
+    if integral(a) and integral(b):
+        if _is_bool(a) and _is_bool(b):
+            raise NotImplementedError(f"\"{name}_{'cpu' if xp is np else 'cuda'}\" not "
+                                      f"implemented for 'Bool'")
+        if xp is np and not np.all(b):
+            raise RuntimeError("ZeroDivisionError")
+
+
+def _is_bool(v):
+    return v.dtype.kind == "b" if hasattr(v, "dtype") else isinstance(v, bool)
+
+
+def rounded_div(input, other, rounding_mode):
+    """div(..., rounding_mode='floor' | 'trunc'): integers stay integers (and exact); floats
+    divide then round, with zero gradient almost everywhere."""
+    a, b = _raw(input), _raw(other)
+    if integral(a) and integral(b):
+        xp = xp_of(a if hasattr(a, "dtype") else b)
+        check_divisor(xp, a, b, "div_" + rounding_mode)
+        if rounding_mode == "floor":
+            return Tensor._make(xp.asarray(xp.floor_divide(a, b)))
+        q = xp.floor_divide(xp.abs(a), xp.abs(b))
+        return Tensor._make(xp.asarray(xp.where((xp.asarray(a) < 0) != (xp.asarray(b) < 0),
+                                                -q, q)))
+    from ...autograd.grad_mode import no_grad
+    with no_grad():
+        q = DivBackward0.apply(input, other)
+        f = np.floor if rounding_mode == "floor" else np.trunc
+        return Tensor._make(f(q._data).astype(q._data.dtype))
+
+
+def wrap_int(a, v):
+    """A Python int out of range for the integer array ``a``, wrapped into ``a``'s dtype as
+    PyTorch casts it (two's complement: an int32 tensor + 2**40 adds 0)."""
+    if not (isinstance(v, int) and a.dtype.kind in "iu" and -2 ** 63 <= v < 2 ** 64):
+        raise OverflowError("int too big to convert")
+    bits = 8 * a.dtype.itemsize
+    v %= 1 << bits
+    return v - (1 << bits) if a.dtype.kind == "i" and v >> (bits - 1) else v
+
+
+def int_power(xp, x, y):
+    """x ** y, both integer or bool (arrays, or one a number): PyTorch's result type and
+    integer arithmetic. A negative power of an integer truncates to 0, except for the bases 1
+    and -1; a negative number exponent is an error, as in PyTorch."""
+    rt = result_type([x, y])
+    if not hasattr(y, "dtype"):
+        if rt.kind == "b":
+            return x if y else xp.ones_like(x)
+        if y < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return x.astype(rt, copy=False) ** y
+    if rt.kind == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    x, y = xp.asarray(x, dtype=rt), y.astype(rt, copy=False)
+    neg = y < 0
+    out = x ** xp.where(neg, -y, y)
+    return xp.where(neg & (x != 1) & (x != -1), xp.zeros((), dtype=rt), out)
+
+
+def int_clamp_bounds(x, lo, hi):
+    """clamp of an integer or bool array: x in the type PyTorch promotes to (a float bound
+    makes it float), integer bounds wrapped into that type."""
+    rt = result_type([x, lo, hi])
+    if rt != x.dtype:
+        x = x.astype(rt)
+    if rt.kind in "iu":
+        lo, hi = (wrap_int(x, v) if isinstance(v, int) and not isinstance(v, bool) else v
+                  for v in (lo, hi))
+    return x, lo, hi
+
+
+def floor_divide(input, other):
+    from ...autograd.grad_mode import no_grad
+    with no_grad():
+        if not isinstance(input, Tensor):
+            input = Tensor._make(xp_of(_raw(other)).asarray(input))
+        return div(input, other, rounding_mode="floor")
+
+
+def _as_double(v):
+    if isinstance(v, Tensor):
+        return v.to(np.complex128 if v.dtype.kind == "c" else np.float64)
+    return complex(v) if isinstance(v, complex) else float(v)
+
+
+def float_power(input, exponent, *, out=None):
+    """input ** exponent computed in float64 (complex128 for complex inputs)."""
+    base = _as_double(input)
+    if not isinstance(base, Tensor):
+        ref = _as_double(exponent)
+        base = Tensor._make(xp_of(ref._data).asarray(base, dtype=ref.dtype))
+    return pow(base, _as_double(exponent))
 
 
 OPS = [AddBackward0, SubBackward0, RsubBackward1, MulBackward0, DivBackward0, NegBackward0,
-       ReciprocalBackward0, PowBackward0, PowBackward1, PowBackward2, ExpBackward0, LogBackward0,
-       SqrtBackward0, AbsBackward0, SignBackward0, SinBackward0, CosBackward0, TanhBackward0,
-       ClampBackward0, ClampBackward1, MaximumBackward0, MinimumBackward0, WhereBackward0]
-
-
-class ErfBackward0(Op):
-    """y = erf(x)"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return kernels.erf(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return gy * F.exp(-x * x) * (2 / math.sqrt(math.pi))
-
-
-def erf(input):
-    return ErfBackward0.apply(input)
-
-
-OPS.append(ErfBackward0)
+       ReciprocalBackward0, PowBackward0, PowBackward1, PowBackward2, LerpBackward0, LerpBackward1,
+       AddcmulBackward0, AddcdivBackward0, FmodBackward0, FmodBackward1, RemainderBackward0,
+       RemainderBackward1]

@@ -1,108 +1,28 @@
-"""More elementwise functions: the inverse hyperbolic functions (one op class each), and
-compositions of recorded ops: exp2, logaddexp2, deg2rad/rad2deg, copysign, ldexp, the mantissa of
-frexp. Not differentiable, as in PyTorch: heaviside, gcd/lcm, nextafter, the exponent of frexp,
-the predicates (signbit, isneginf, isposinf, isreal, isin, is_nonzero ...) and the comparisons
-(eq, greater, less_equal ...)."""
+"""Elementwise functions of two tensors: atan2, hypot, logaddexp / logaddexp2, xlogy, copysign,
+ldexp, heaviside, gcd, lcm, nextafter.
+"""
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
-import numpy as np
-
-from .._backend import xp_of
-from ..tensor import DEFAULT, Tensor, scalar_name
-from ._op import Op, direct
-from .pointwise import _float
-
-
-class AcoshBackward0(Op):
-    """y = acosh(x) = log(x + sqrt(x^2 - 1))"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.arccosh(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return gy / F.sqrt(x * x - 1)
-
-
-class AsinhBackward0(Op):
-    """y = asinh(x) = log(x + sqrt(x^2 + 1))"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.arcsinh(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return gy / F.sqrt(x * x + 1)
-
-
-class AtanhBackward0(Op):
-    """y = atanh(x) = log((1 + x) / (1 - x)) / 2"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.arctanh(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return gy / (1 - x * x)
-
-
-acosh = arccosh = direct(AcoshBackward0, 1, "acosh")
-asinh = arcsinh = direct(AsinhBackward0, 1, "asinh")
-atanh = arctanh = direct(AtanhBackward0, 1, "atanh")
-
-OPS = [AcoshBackward0, AsinhBackward0, AtanhBackward0]
-
-
-# -- compositions -------------------------------------------------------------------------------
-def _as_float(t):
-    """Integer and bool tensors as the default float dtype (PyTorch's float functions do so)."""
-    return t.to(DEFAULT.float) if isinstance(t, Tensor) and t.dtype.kind in "iub" else t
-
-
-def _kind(dtype):
-    return scalar_name(dtype).capitalize()
-
-
-def _raw(v):
-    return v._data if isinstance(v, Tensor) else v
-
-
-def exp2(input):
-    """y = 2 ** x"""
-    from .pointwise import pow
-    return pow(2.0, input)
+from ..._backend import xp_of
+from ...tensor import Tensor
+from .._op import Op
+from .comparison import signbit
+from .unary import _as_float, _integral_only, _kind, _pair
 
 
 def logaddexp2(input, other):
     """y = log2(2^x + 2^y), as logaddexp of the inputs scaled by log 2"""
-    from .misc import logaddexp
     ln2 = math.log(2.0)
     return logaddexp(_as_float(input) * ln2, _as_float(other) * ln2) / ln2
-
-
-def deg2rad(input):
-    """y = x * pi / 180"""
-    return _as_float(input) * (math.pi / 180.0)
-
-
-def rad2deg(input):
-    """y = x * 180 / pi"""
-    return _as_float(input) * (180.0 / math.pi)
 
 
 def copysign(input, other):
     """y = |x| with the sign bit of other (so -0.0 counts as negative). The gradient is
     sign(x) * sign(y) (0 where x == 0); other gets none: the result is flat in it."""
-    from .pointwise import abs, where
+    from .minmax import where
+    from .unary import abs
     a = abs(_as_float(input))
     neg = signbit(other if isinstance(other, Tensor) else Tensor._make(
         xp_of(a._data).asarray(other)))
@@ -111,46 +31,10 @@ def copysign(input, other):
 
 def ldexp(input, other):
     """y = x * 2 ** other"""
-    from .pointwise import mul, pow
+    from .arithmetic import mul, pow
     if isinstance(other, Tensor):
         return mul(_as_float(input), pow(2.0, other))
     return _as_float(input) * (2.0 ** other)
-
-
-_FREXP = namedtuple("frexp", ["mantissa", "exponent"])
-_FREXP.__module__ = "gpugrad.return_types"
-
-
-def frexp(input):
-    """(mantissa, exponent) with x = mantissa * 2 ** exponent, |mantissa| in [0.5, 1); the
-    exponent is int32. The mantissa's gradient is 2 ** -exponent."""
-    a = input._data
-    if a.dtype.kind != "f":
-        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    xp = xp_of(a)
-    _, e = xp.frexp(a)
-    scale = Tensor._make(xp.ldexp(xp.ones_like(a), -e))   # 2 ** -e, exact
-    return _FREXP(input * scale, Tensor._make(e.astype(np.int32)))
-
-
-def positive(input):
-    """The input itself (``+x``)."""
-    if input.dtype == np.bool_:
-        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
-    return input
-
-
-# -- not differentiable -------------------------------------------------------------------------
-def _pair(input, other):
-    a, b = _raw(input), _raw(other)
-    xp = xp_of(a if isinstance(input, Tensor) else b)
-    return xp, xp.asarray(a), xp.asarray(b)
-
-
-def _integral_only(name, *arrays):
-    for v in arrays:
-        if v.dtype.kind not in "iub":
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_kind(v.dtype)}\'')
 
 
 def heaviside(input, values):
@@ -184,56 +68,111 @@ def nextafter(input, other):
     return Tensor._make(xp.asarray(xp.nextafter(a, b)))
 
 
-def _predicate(ufunc):
-    def fn(input):
-        a = input._data
-        xp = xp_of(a)
-        return Tensor._make(xp.asarray(getattr(xp, ufunc)(a)))
-    fn.__name__ = ufunc
-    fn.__doc__ = f"numpy's {ufunc}, entrywise (a bool tensor)."
-    return fn
+class Atan2Backward0(Op):
+    """y = atan2(a, b), the angle of the point (b, a)"""
+    elementwise = True
+    saves = (0, 1)
+    saved_names = ("self", "other")
+    broadcasts = True
+
+    def forward(self, xp, a, b):
+        return xp.arctan2(a, b)
+
+    def backward(self, F, gy, a, b):
+        g = gy / (a * a + b * b)
+        need = self.needs_input_grad
+        return (g * b if need[0] else None), (-g * a if need[1] else None)
 
 
-signbit = _predicate("signbit")
-isneginf = _predicate("isneginf")
-isposinf = _predicate("isposinf")
-isreal = _predicate("isreal")
+def atan2(input, other):
+    return Atan2Backward0.apply(input, other)
 
 
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
-    """Whether each entry of elements is among test_elements (a bool tensor of elements'
-    shape)."""
-    xp, a, b = _pair(elements, test_elements)
-    return Tensor._make(xp.asarray(xp.isin(a, b, invert=invert)))
+arctan2 = atan2
 
 
-def is_nonzero(input) -> bool:
-    """The truth of a one-element tensor."""
-    n = input.numel()
-    if n == 0:
-        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
-    if n > 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    return bool(input._data.reshape(()) != 0)
+class HypotBackward0(Op):
+    """y = sqrt(a^2 + b^2)"""
+    elementwise = True
+    saves = (0, 1)
+    saves_output = True
+    reads_for = ((0,), (1,))
+    saved_names = ("self", "other", "result")
+    broadcasts = True
+
+    def forward(self, xp, a, b):
+        return xp.hypot(a, b)
+
+    def backward(self, F, gy, a, b, y):
+        need, g = self.needs_input_grad, gy / y
+        return (g * a if need[0] else None), (g * b if need[1] else None)
 
 
-def is_same_size(input, other) -> bool:
-    return tuple(input.shape) == tuple(other.shape)
+class LogaddexpBackward0(Op):
+    """y = log(exp(a) + exp(b))"""
+    elementwise = True
+    saves = (0, 1)
+    saves_output = True
+    reads_for = ((0,), (1,))
+    saved_names = ("self", "other", "result")
+    broadcasts = True
+
+    def forward(self, xp, a, b):
+        return xp.logaddexp(a, b)
+
+    def backward(self, F, gy, a, b, y):
+        need = self.needs_input_grad
+        return (gy * F.exp(a - y) if need[0] else None), (gy * F.exp(b - y) if need[1] else None)
 
 
-def is_signed(input) -> bool:
-    return input.dtype.kind in "fic"
+def _raw(a):
+    return a._data if isinstance(a, Tensor) else a
 
 
-def _compare(name):
-    def fn(input, other, *, out=None):
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                            f"({type(input).__name__}, {type(other).__name__})")
-        return getattr(input, name)(other)
-    fn.__name__ = name
-    return fn
+class XlogyBackward0(Op):
+    """y = x log(other), 0 where x == 0 (unless other is nan)"""
+    saves = (0, 1)
+    saved_names = ("self", "other")
+    broadcasts = True
+
+    def forward(self, xp, x, other):
+        x, other = xp.asarray(x), xp.asarray(other)   # either may be a number
+        return xp.where((x == 0) & ~xp.isnan(other), 0, x * xp.log(other))
+
+    def backward(self, F, gy, x, other):
+        need = self.needs_input_grad
+        gx = None
+        if need[0]:
+            # log(other), but 0 where x == 0 and other <= 0 (PyTorch's convention)
+            xp = xp_of(_raw(gy))
+            keep = ~((xp.asarray(_raw(x)) == 0) & (xp.asarray(_raw(other)) <= 0))
+            gx = gy * F.log(other * keep + (1 - keep))
+        return gx, (gy * x / other if need[1] else None)
 
 
-eq, ne, lt, le, gt, ge = (_compare(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+class XlogyBackward1(XlogyBackward0):
+    """y = x log(other), x a number"""
+
+
+class XlogyBackward2(XlogyBackward0):
+    """y = x log(other), other a number"""
+
+
+def hypot(input, other):
+    return HypotBackward0.apply(input, other)
+
+
+def logaddexp(input, other):
+    return LogaddexpBackward0.apply(input, other)
+
+
+def xlogy(input, other):
+    if not isinstance(input, Tensor):
+        return XlogyBackward1.apply(input, other)
+    if not isinstance(other, Tensor):
+        return XlogyBackward2.apply(input, other)
+    return XlogyBackward0.apply(input, other)
+
+
+OPS = [Atan2Backward0, HypotBackward0, LogaddexpBackward0, XlogyBackward0, XlogyBackward1,
+       XlogyBackward2]

@@ -1,11 +1,176 @@
-"""More elementwise functions: log1p, expm1, tan, sinh, cosh, asin, acos, atan, log2, log10, and
-the roundings (floor, ceil, round, trunc: gradient zero; frac: gradient one)."""
+"""Elementwise functions of one tensor: exp, log, sqrt, rsqrt, abs, sign, sgn, the trigonometric
+and hyperbolic functions and their inverses, erf, log1p, expm1, log2, log10, exp2, deg2rad /
+rad2deg, frexp, nan_to_num, and the roundings (floor, ceil, round, trunc: gradient zero; frac:
+gradient one).
+"""
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
-from ._op import Op, direct
-from .pointwise import _float
+import numpy as np
+
+from ... import kernels
+from ..._backend import xp_of
+from ...tensor import DEFAULT, Tensor, scalar_name
+from .._op import Op, direct
+from .arithmetic import _float, reciprocal
+
+
+# -- transcendental -----------------------------------------------------------------------------
+class ExpBackward0(Op):
+    """y = exp(x)"""
+    elementwise = True
+    saves_output = True
+    saved_names = ("result",)
+
+    def forward(self, xp, x):
+        return xp.exp(_float(xp, x))
+
+    def backward(self, F, gy, y):
+        return gy * y
+
+
+class LogBackward0(Op):
+    """y = log(x)"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.log(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return gy / x
+
+
+class SqrtBackward0(Op):
+    """y = sqrt(x)"""
+    elementwise = True
+    saves_output = True
+    saved_names = ("result",)
+
+    def forward(self, xp, x):
+        return xp.sqrt(_float(xp, x))
+
+    def backward(self, F, gy, y):
+        return gy / (2 * y)
+
+
+class AbsBackward0(Op):
+    """y = |x|   (NOTE: gradient 0 at x == 0, as PyTorch)"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.abs(x)
+
+    def backward(self, F, gy, x):
+        return gy * F.sign(x)
+
+
+class SignBackward0(Op):
+    """y = sign(x)   (gradient zero everywhere)"""
+    elementwise = True
+
+    def forward(self, xp, x):
+        y = xp.sign(x) if x.dtype.kind != "b" else x.copy()   # NaN's sign is 0 (PyTorch)
+        return xp.where(x == x, y, y.dtype.type(0)) if y.dtype.kind == "f" else y
+
+    def backward(self, F, gy):
+        return gy * 0
+
+
+class SinBackward0(Op):
+    """y = sin(x)"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.sin(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return gy * F.cos(x)
+
+
+class CosBackward0(Op):
+    """y = cos(x)"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.cos(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return -gy * F.sin(x)
+
+
+class TanhBackward0(Op):
+    """y = tanh(x)"""
+    elementwise = True
+    saves_output = True
+    saved_names = ("result",)
+
+    def forward(self, xp, x):
+        return xp.tanh(_float(xp, x))
+
+    def backward(self, F, gy, y):
+        if F.fast:
+            return kernels.tanh_bwd(y, gy)
+        return gy * (1 - y * y)
+
+
+exp = direct(ExpBackward0, 1, "exp")
+
+
+log = direct(LogBackward0, 1, "log")
+
+
+sqrt = direct(SqrtBackward0, 1, "sqrt")
+
+
+def rsqrt(input):
+    return reciprocal(sqrt(input))
+
+
+def abs(input):
+    return AbsBackward0.apply(input)
+
+
+absolute = abs
+
+
+def sign(input):
+    return SignBackward0.apply(input)
+
+
+sin = direct(SinBackward0, 1, "sin")
+
+
+cos = direct(CosBackward0, 1, "cos")
+
+
+tanh = direct(TanhBackward0, 1, "tanh")
+
+
+class ErfBackward0(Op):
+    """y = erf(x)"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return kernels.erf(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return gy * F.exp(-x * x) * (2 / math.sqrt(math.pi))
+
+
+def erf(input):
+    return ErfBackward0.apply(input)
 
 
 class Log1PBackward0(Op):
@@ -190,18 +355,44 @@ class FracBackward0(Op):
 
 
 log1p = direct(Log1PBackward0, 1, "log1p")
+
+
 expm1 = direct(Expm1Backward0, 1, "expm1")
+
+
 tan = direct(TanBackward0, 1, "tan")
+
+
 sinh = direct(SinhBackward0, 1, "sinh")
+
+
 cosh = direct(CoshBackward0, 1, "cosh")
+
+
 asin = arcsin = direct(AsinBackward0, 1, "asin")
+
+
 acos = arccos = direct(AcosBackward0, 1, "acos")
+
+
 atan = arctan = direct(AtanBackward0, 1, "atan")
+
+
 log2 = direct(Log2Backward0, 1, "log2")
+
+
 log10 = direct(Log10Backward0, 1, "log10")
+
+
 floor = direct(FloorBackward0, 1, "floor")
+
+
 ceil = direct(CeilBackward0, 1, "ceil")
+
+
 trunc = fix = direct(TruncBackward0, 1, "trunc")
+
+
 frac = direct(FracBackward0, 1, "frac")
 
 
@@ -211,7 +402,164 @@ def round(input, *, decimals=0):
     return RoundBackward1.apply(input, decimals=decimals)
 
 
-OPS = [Log1PBackward0, Expm1Backward0, TanBackward0, SinhBackward0, CoshBackward0,
-       AsinBackward0, AcosBackward0, AtanBackward0, Log2Backward0, Log10Backward0,
-       FloorBackward0, CeilBackward0, TruncBackward0, RoundBackward0, RoundBackward1,
-       FracBackward0]
+class AcoshBackward0(Op):
+    """y = acosh(x) = log(x + sqrt(x^2 - 1))"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.arccosh(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return gy / F.sqrt(x * x - 1)
+
+
+class AsinhBackward0(Op):
+    """y = asinh(x) = log(x + sqrt(x^2 + 1))"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.arcsinh(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return gy / F.sqrt(x * x + 1)
+
+
+class AtanhBackward0(Op):
+    """y = atanh(x) = log((1 + x) / (1 - x)) / 2"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.arctanh(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return gy / (1 - x * x)
+
+
+acosh = arccosh = direct(AcoshBackward0, 1, "acosh")
+
+
+asinh = arcsinh = direct(AsinhBackward0, 1, "asinh")
+
+
+atanh = arctanh = direct(AtanhBackward0, 1, "atanh")
+
+
+# -- compositions -------------------------------------------------------------------------------
+def _as_float(t):
+    """Integer and bool tensors as the default float dtype (PyTorch's float functions do so)."""
+    return t.to(DEFAULT.float) if isinstance(t, Tensor) and t.dtype.kind in "iub" else t
+
+
+def _kind(dtype):
+    return scalar_name(dtype).capitalize()
+
+
+def _raw(v):
+    return v._data if isinstance(v, Tensor) else v
+
+
+def exp2(input):
+    """y = 2 ** x"""
+    from .arithmetic import pow
+    return pow(2.0, input)
+
+
+def deg2rad(input):
+    """y = x * pi / 180"""
+    return _as_float(input) * (math.pi / 180.0)
+
+
+def rad2deg(input):
+    """y = x * 180 / pi"""
+    return _as_float(input) * (180.0 / math.pi)
+
+
+_FREXP = namedtuple("frexp", ["mantissa", "exponent"])
+
+
+_FREXP.__module__ = "gpugrad.return_types"
+
+
+def frexp(input):
+    """(mantissa, exponent) with x = mantissa * 2 ** exponent, |mantissa| in [0.5, 1); the
+    exponent is int32. The mantissa's gradient is 2 ** -exponent."""
+    a = input._data
+    if a.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    xp = xp_of(a)
+    _, e = xp.frexp(a)
+    scale = Tensor._make(xp.ldexp(xp.ones_like(a), -e))   # 2 ** -e, exact
+    return _FREXP(input * scale, Tensor._make(e.astype(np.int32)))
+
+
+# -- not differentiable -------------------------------------------------------------------------
+def _pair(input, other):
+    a, b = _raw(input), _raw(other)
+    xp = xp_of(a if isinstance(input, Tensor) else b)
+    return xp, xp.asarray(a), xp.asarray(b)
+
+
+def _integral_only(name, *arrays):
+    for v in arrays:
+        if v.dtype.kind not in "iub":
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_kind(v.dtype)}\'')
+
+
+def _predicate(ufunc):
+    def fn(input):
+        a = input._data
+        xp = xp_of(a)
+        return Tensor._make(xp.asarray(getattr(xp, ufunc)(a)))
+    fn.__name__ = ufunc
+    fn.__doc__ = f"numpy's {ufunc}, entrywise (a bool tensor)."
+    return fn
+
+
+def _compare(name):
+    def fn(input, other, *, out=None):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, {type(other).__name__})")
+        return getattr(input, name)(other)
+    fn.__name__ = name
+    return fn
+
+
+eq, ne, lt, le, gt, ge = (_compare(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+class NanToNumBackward0(Op):
+    """y = x with nan, +inf and -inf replaced by numbers"""
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x, nan=0.0, posinf=None, neginf=None):
+        return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    def backward(self, F, gy, x):
+        return gy * xp_of(_raw(x)).isfinite(_raw(x))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    return NanToNumBackward0.apply(input, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def sgn(input):
+    return sign(input)
+
+
+OPS = [ExpBackward0, LogBackward0, SqrtBackward0, AbsBackward0, SignBackward0, SinBackward0,
+       CosBackward0, TanhBackward0, ErfBackward0, Log1PBackward0, Expm1Backward0, TanBackward0,
+       SinhBackward0, CoshBackward0, AsinBackward0, AcosBackward0, AtanBackward0, Log2Backward0,
+       Log10Backward0, FloorBackward0, CeilBackward0, TruncBackward0, RoundBackward0,
+       RoundBackward1, FracBackward0, AcoshBackward0, AsinhBackward0, AtanhBackward0,
+       NanToNumBackward0]

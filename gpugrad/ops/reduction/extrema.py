@@ -1,169 +1,24 @@
-"""Less common elementwise and shape functions: atan2, lerp, addcmul, addcdiv, masked_select,
-and composites of other ops (ravel, movedim, meshgrid, broadcast_tensors); plus the
-non-differentiable nonzero, isclose and count_nonzero."""
+"""Extreme values along a dimension or of the whole tensor: max, min, amax, amin, aminmax,
+argmax, argmin, median / nanmedian, kthvalue, mode, quantile / nanquantile.
+"""
 from __future__ import annotations
 
-import math
-import numbers
-import warnings
+from collections import namedtuple
 
 import numpy as np
 
-from .._backend import xp_of
-from ..tensor import Tensor, scalar_name
-from ._op import Op, broadcast_error, unbroadcast
-from .reduce import _axes, _expand, _inv, _mean, _moment, shared, values_indices
-from .select import _along, _data, _Scatter
-
-
-class Atan2Backward0(Op):
-    """y = atan2(a, b), the angle of the point (b, a)"""
-    elementwise = True
-    saves = (0, 1)
-    saved_names = ("self", "other")
-    broadcasts = True
-
-    def forward(self, xp, a, b):
-        return xp.arctan2(a, b)
-
-    def backward(self, F, gy, a, b):
-        g = gy / (a * a + b * b)
-        need = self.needs_input_grad
-        return (g * b if need[0] else None), (-g * a if need[1] else None)
-
-
-class LerpBackward0(Op):
-    """y = start + weight (end - start), weight a number"""
-    elementwise = True
-    __slots__ = ("weight",)
-    broadcasts = True
-
-    def forward(self, xp, start, end, weight=0.5):
-        self.weight = weight
-        return start + weight * (end - start)
-
-    def backward(self, F, gy):
-        w = self.weight
-        return gy * (1 - w), gy * w
-
-
-class LerpBackward1(Op):
-    """y = start + weight (end - start), weight a tensor"""
-    elementwise = True
-    saves = (0, 1, 2)
-    saved_names = ("self", "end", "weight")
-    broadcasts = True
-
-    def forward(self, xp, start, end, weight):
-        return start + weight * (end - start)
-
-    def backward(self, F, gy, start, end, weight):
-        need = self.needs_input_grad
-        return ((gy * (1 - weight)) if need[0] else None, (gy * weight) if need[1] else None,
-                (gy * (end - start)) if need[2] else None)
-
-
-class AddcmulBackward0(Op):
-    """y = x + value t1 t2"""
-    elementwise = True
-    __slots__ = ("value",)
-    saves = (1, 2)
-    saved_names = ("tensor1", "tensor2")
-    broadcasts = True
-
-    def forward(self, xp, x, t1, t2, value=1):
-        self.value = value
-        return x + value * t1 * t2
-
-    def backward(self, F, gy, t1, t2):
-        need, v = self.needs_input_grad, self.value
-        return (gy if need[0] else None, (gy * v * t2) if need[1] else None,
-                (gy * v * t1) if need[2] else None)
-
-
-class AddcdivBackward0(Op):
-    """y = x + value t1 / t2"""
-    elementwise = True
-    __slots__ = ("value",)
-    saves = (1, 2)
-    saved_names = ("tensor1", "tensor2")
-    broadcasts = True
-
-    def forward(self, xp, x, t1, t2, value=1):
-        self.value = value
-        return x + value * t1 / t2
-
-    def backward(self, F, gy, t1, t2):
-        need, v = self.needs_input_grad, self.value
-        return (gy if need[0] else None, (gy * v / t2) if need[1] else None,
-                (-gy * v * t1 / (t2 * t2)) if need[2] else None)
-
-
-class MaskedSelectBackward0(Op):
-    """y = the entries of x (broadcast against mask) where mask is true, in row-major order"""
-    __slots__ = ("shape", "full", "where")
-    temps = ("where",)
-
-    def forward(self, xp, x, mask=None):
-        full = np.broadcast_shapes(x.shape, mask.shape)
-        self.shape, self.full = x.shape, full
-        self.where = xp.nonzero(xp.broadcast_to(mask, full))
-        return xp.broadcast_to(x, full)[self.where]
-
-    def bad_input(self, e, arrays, kw):
-        return broadcast_error(e, [kw["mask"], arrays[0]])
-
-    def backward(self, F, gy):
-        return unbroadcast(F, F.index_add(self.full, self.where, gy), self.shape)
-
-
-class TraceBackward0(Op):
-    """y = sum of the main diagonal of a matrix"""
-    __slots__ = ("eye",)
-    temps = ("eye",)
-
-    def forward(self, xp, x):
-        self.eye = xp.eye(*x.shape, dtype=x.dtype)
-        return xp.trace(x)
-
-    def backward(self, F, gy):
-        return gy * self.eye
-
-
-def _diagonal_index(xp, rows, cols, offset):
-    """(row indices, column indices) of diagonal ``offset`` of a rows x cols matrix."""
-    n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
-    i = xp.arange(n)
-    return (i, i + offset) if offset >= 0 else (i - offset, i)
-
-
-class DiagEmbedBackward0(Op):
-    """y = the square matrix with vector x on diagonal ``offset``, zeros elsewhere"""
-    __slots__ = ("where",)
-    temps = ("where",)
-
-    def forward(self, xp, v, diagonal=0):
-        n = v.shape[0] + abs(diagonal)
-        self.where = _diagonal_index(xp, n, n, diagonal)
-        y = xp.zeros((n, n), dtype=v.dtype)
-        y[self.where] = v
-        return y
-
-    def backward(self, F, gy):
-        return gy[self.where]
-
-
-class DiagonalBackward0_copy(Op):  # noqa: N801  (PyTorch's node name)
-    """y = diagonal ``offset`` of matrix x, as a new vector"""
-    __slots__ = ("shape", "where")
-    temps = ("where",)
-
-    def forward(self, xp, x, diagonal=0):
-        self.shape, self.where = x.shape, _diagonal_index(xp, *x.shape, diagonal)
-        return x[self.where]
-
-    def backward(self, F, gy):
-        return F.index_add(self.shape, self.where, gy)
+from ..._backend import xp_of
+from ...tensor import Tensor
+from .._op import Op
+from ..indexing.gather import _along, _Scatter
+from .reduce import (
+    _axes,
+    _int_dim,
+    _nonempty,
+    _return_type,
+    shared,
+    values_indices,
+)
 
 
 class MedianBackward0(Op):
@@ -261,63 +116,6 @@ def median_along(input, dim, keepdim, ignore_nan):
     return values, Tensor._make((idx if keepdim else idx.squeeze(d)).astype(np.int64))
 
 
-class VarMeanBackward0(Op):
-    """(var, mean) of x over dims: sum((x - m)^2) / (N - correction) and m"""
-    __slots__ = ("axes", "keepdims", "correction")
-    saves = (0,)
-    saved_names = ("self",)
-    root = False
-
-    def forward(self, xp, x, axes=None, keepdims=False, correction=1):
-        self.axes, self.keepdims, self.correction = axes, keepdims, correction
-        fn = x.std if self.root else x.var
-        return _moment(fn, x, axes, keepdims, correction), _mean(x, axes, keepdims)
-
-    def backward(self, F, grads, x):
-        axes = self.axes if self.axes is not None else tuple(range(x.ndim))
-        n = math.prod(x.shape[a] for a in axes)
-        gv, gm = grads
-        gx = None
-        if gv is not None:
-            centred = x - F.mean(x, axis=axes, keepdims=True)
-            scale = _inv(n - self.correction)
-            if self.root:   # NOTE: zero gradient where the std is 0, as StdBackward0
-                y = F.sqrt(F.sum(centred * centred, axis=axes, keepdims=True) * scale)
-                safe = F.where(y == 0, 1, y) if F.fast else F.where(y == 0, F.ones_like(y), y)
-                gx = _expand(F, gv, x.shape, axes, self.keepdims) / safe * (y != 0) * centred \
-                    * scale
-            else:
-                gx = _expand(F, gv, x.shape, axes, self.keepdims) * centred * (2.0 * scale)
-        if gm is not None:
-            g = _expand(F, gm / max(n, 1), x.shape, axes, self.keepdims)
-            gx = g if gx is None else gx + g
-        return gx
-
-
-class StdMeanBackward0(VarMeanBackward0):
-    """(std, mean) of x over dims"""
-    __slots__ = ()
-    root = True
-
-
-for _cls in (VarMeanBackward0, StdMeanBackward0):
-    _cls.n_outputs = 2
-
-
-def trace(input):
-    if input.ndim != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    return TraceBackward0.apply(input)
-
-
-def diag(input, diagonal=0):
-    if input.ndim == 1:
-        return DiagEmbedBackward0.apply(input, diagonal=diagonal)
-    if input.ndim == 2:
-        return DiagonalBackward0_copy.apply(input, diagonal=diagonal)
-    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
-
-
 def median(input, dim=None, keepdim=False):
     """The lower median (of all entries, or along ``dim`` with its indices); nan where a nan
     is."""
@@ -326,163 +124,299 @@ def median(input, dim=None, keepdim=False):
     return values_indices(*median_along(input, dim, keepdim, False), "median")
 
 
-def _moments(name, cls, input, dim, unbiased, keepdim, correction):
-    from .reduce import _var_args
-    axes, correction = _var_args(name, input, dim, unbiased, correction)
-    return cls.apply(input, axes=axes, keepdims=keepdim, correction=correction)
+_AMINMAX = namedtuple("aminmax", ["min", "max"])
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _moments("std_mean", StdMeanBackward0, input, dim, unbiased, keepdim, correction)
+_AMINMAX.__module__ = "gpugrad.return_types"
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _moments("var_mean", VarMeanBackward0, input, dim, unbiased, keepdim, correction)
+def _pick(input, idx, dim, keepdim, name):
+    """(input's entries at ``idx`` along dim, idx) as PyTorch's named pair, with gradient."""
+    from ..indexing.gather import gather
+    if input.ndim == 0:
+        return values_indices(input.clone(), Tensor._make(idx.reshape(())), name)
+    values = gather(input, dim, Tensor._make(idx))
+    if not keepdim:
+        values, idx = values.squeeze(dim), idx.squeeze(dim)
+    return values_indices(values, Tensor._make(idx), name)
 
 
-def torch_norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
-    """torch.norm: a vector norm over dim (every entry when None), except a string p other
-    than 'fro', or 'fro' over more than two dims, which is linalg.matrix_norm's."""
-    from .reduce import LinalgVectorNormBackward0
-    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
-    if not isinstance(p, (str, numbers.Real)) and p is not None:
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
-                        f"{type(p).__name__}")
-    if isinstance(p, str) and (p != "fro" or dims is not None and len(dims) > 2):
-        from .matrix import matrix_norm
-        y = matrix_norm(input, p, tuple(range(input.ndim)) if dims is None else dims, keepdim,
-                        dtype=dtype)
+def kthvalue(input, k, dim=-1, keepdim=False):
+    d = input._dim(dim) if input.ndim else 0
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    a = input._data.reshape(1) if input.ndim == 0 else input._data
+    xp = xp_of(a)
+    idx = xp.argsort(a, axis=d, kind="stable")
+    idx = xp.take(idx, xp.asarray([k - 1]), axis=d)
+    return _pick(input, idx, d, keepdim, "kthvalue")
+
+
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along dim (the smallest on ties) and an index where it occurs
+    (its last occurrence)."""
+    d = input._dim(dim) if input.ndim else 0
+    a = input._data.reshape(1) if input.ndim == 0 else input._data
+    xp = xp_of(a)
+    m = xp.moveaxis(a, d, -1)
+    s = xp.sort(m, axis=-1)
+    n = s.shape[-1]
+    if n == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    # count of each sorted entry's run: equal values are adjacent after sorting
+    same = s[..., :, None] == s[..., None, :]
+    counts = same.sum(axis=-1)
+    best = xp.argmax(counts, axis=-1)   # first maximal run in sorted order: the smallest value
+    value = xp.take_along_axis(s, best[..., None], axis=-1)
+    hit = m == value
+    last = n - 1 - xp.argmax(hit[..., ::-1], axis=-1)
+    idx = xp.moveaxis(last[..., None], -1, d)
+    return _pick(input, idx, d, keepdim, "mode")
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    if input.numel() == 0 if dim is None else input.shape[input._dim(dim)] == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    if dim is None:
+        lo, hi = amin(input), amax(input)
+        if keepdim:
+            lo, hi = lo.reshape((1,) * input.ndim), hi.reshape((1,) * input.ndim)
+        return _AMINMAX(lo, hi)
+    return _AMINMAX(amin(input, dim, keepdim), amax(input, dim, keepdim))
+
+
+_NANMEDIAN = _return_type("nanmedian")
+
+
+# -- quantiles and medians ------------------------------------------------------------------------
+_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    from ..indexing.gather import gather
+    from ..pointwise.arithmetic import lerp
+    from .sorting import sort
+    name = "nanquantile()" if ignore_nan else "quantile()"
+    if input.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"{name} input tensor must be either float or double dtype")
+    if input.numel() == 0:
+        raise RuntimeError(f"{name} input tensor must be non-empty")
+    if interpolation not in _MODES:
+        raise RuntimeError(f"{name} interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    xp = xp_of(input._data)
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name} q must be a scalar or 1D tensor")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{name} q tensor must be same dtype as the input tensor")
+        qs, scalar_q = q._data.reshape(-1), q.ndim == 0
     else:
-        input = input if dtype is None else input.to(dtype)
-        if input.dtype.kind not in "fc":
-            raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                               f"as input. Got {scalar_name(input.dtype).capitalize()}")
-        ord = 2.0 if p in ("fro", None) else float(p)
-        y = LinalgVectorNormBackward0.apply(input, ord=ord, axes=_axes(dims, input.ndim),
-                                            keepdims=keepdim)
-    return y if out is None else out.copy_(y)
+        qs, scalar_q = xp.asarray([q], dtype=input.dtype), True
+    if qs.size and not bool(((qs >= 0) & (qs <= 1)).all()):
+        bad = q if scalar_q and not isinstance(q, Tensor) else None
+        raise RuntimeError(f"{name} q must be in the range [0, 1] but got {bad}" if bad is not None
+                           else f"{name} q values must be in the range [0, 1]")
+    if dim is None:
+        x, out_shape = input.reshape(-1), ((1,) * input.ndim if keepdim else ())
+    else:
+        d = input._dim(dim)
+        x = input.movedim(d, -1) if input.ndim else input.reshape(1)
+        out_shape = tuple(1 if i == d else n for i, n in enumerate(input.shape)) if keepdim \
+            else tuple(n for i, n in enumerate(input.shape) if i != d)
+    values = sort(x, -1).values                   # nan last
+    n = values.shape[-1]
+    nan = xp.isnan(values._data)
+    last = n - 1
+    if ignore_nan:
+        count = (~nan).sum(axis=-1, keepdims=True)
+        ranks = qs * (count - 1).astype(qs.dtype)
+        ranks = xp.where(count == 0, last, ranks)      # all nan: read the (nan) last entry
+    else:
+        ranks = xp.where(nan.any(axis=-1, keepdims=True), last,
+                         qs * qs.dtype.type(last) + xp.zeros(nan.shape[:-1] + (1,), qs.dtype))
+    if interpolation == "lower":
+        ranks = xp.floor(ranks)
+    elif interpolation == "higher":
+        ranks = xp.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = xp.round(ranks)
+    below = xp.floor(ranks).astype(np.int64)
+    above = xp.ceil(ranks).astype(np.int64)
+    lo = gather(values, -1, Tensor._make(below))
+    if interpolation in ("lower", "higher", "nearest"):
+        y = lo
+    else:
+        hi = gather(values, -1, Tensor._make(above))
+        w = xp.full(ranks.shape, 0.5, ranks.dtype) if interpolation == "midpoint" \
+            else ranks - below
+        y = lerp(lo, hi, Tensor._make(w.astype(input.dtype)))
+    y = y.movedim(-1, 0)                          # (len(q), reduced dims...)
+    y = y.reshape((-1,) + out_shape)
+    return y[0] if scalar_q else y
 
 
-def atan2(input, other):
-    return Atan2Backward0.apply(input, other)
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The q-th quantiles along dim (of all entries when dim is None); nan if a slice has nan."""
+    return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
-arctan2 = atan2
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """quantile of the entries that are not nan (nan for a slice of nan only)."""
+    return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
-def lerp(input, end, weight):
-    if isinstance(weight, Tensor):
-        return LerpBackward1.apply(input, end, weight)
-    return LerpBackward0.apply(input, end, weight=float(weight))
+def nanmedian(input, dim=None, keepdim=False):
+    """The lower median of the entries that are not nan (with indices when dim is given); nan
+    where all are."""
+    if dim is None:
+        return median_along(input, None, keepdim, True)
+    return _NANMEDIAN(*median_along(input, dim, keepdim, True))
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):
-    return AddcmulBackward0.apply(input, tensor1, tensor2, value=value)
+def arg_extreme(name, input, dim, keepdim):
+    """argmax / argmin: the first index of the extreme (of a nan, as the largest and smallest)."""
+    x = input._data
+    xp = xp_of(x)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is None:
+        if x.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0.")
+        r = getattr(xp, name)(x.reshape(-1)).reshape((1,) * x.ndim if keepdim else ())
+        return Tensor._make(xp.asarray(r, dtype=np.int64))
+    axis = _axes(_int_dim(name, dim), x.ndim)
+    if not x.ndim:
+        return Tensor._make(xp.zeros((), np.int64))
+    if x.shape[axis[0]] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {axis[0]} to have non-zero size.")
+    r = getattr(xp, name)(x, axis=axis[0], keepdims=keepdim)
+    return Tensor._make(xp.asarray(r, dtype=np.int64))
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    if _data(tensor1).dtype.kind in "iub" and _data(tensor2).dtype.kind in "iub":
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
-                           "future release addcdiv will perform a true division of tensor1 and "
-                           "tensor2. The historic addcdiv behavior can be implemented as "
-                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
-                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
-                           "float inputs. The future addcdiv behavior is just the latter "
-                           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
-    return AddcdivBackward0.apply(input, tensor1, tensor2, value=value)
+class MaxBackward1(Op):
+    """y = max(x)   (NOTE: ties, or the nans of a nan result, share the gradient evenly, as
+    PyTorch)"""
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+    pick = "max"
+
+    def forward(self, xp, x):   # (an empty x is refused by _nonempty)
+        return getattr(x, self.pick)()
+
+    def backward(self, F, gy, x, y):
+        return shared(F, gy, x, y, nan_hits=True)
 
 
-def masked_select(input, mask):
-    m = _data(mask)
-    if m.dtype.kind != "b":
-        raise RuntimeError("masked_select: expected BoolTensor for mask")
-    return MaskedSelectBackward0.apply(input, mask=m)
+class MinBackward1(MaxBackward1):
+    """y = min(x)"""
+    pick = "min"
 
 
-def ravel(input):
-    from .shape import reshape
-    return reshape(input, -1)
+class AmaxBackward0(Op):
+    """y = max of x over dims (all when None)   (NOTE: tied maxima share the gradient evenly, as
+    PyTorch; a nan maximum gives its slice nan gradients)"""
+    __slots__ = ("axes", "keepdims")
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+    pick = "max"
+
+    def forward(self, xp, x, axes=None, keepdims=False):
+        self.axes, self.keepdims = axes, keepdims
+        return getattr(x, self.pick)(axis=axes, keepdims=keepdims)
+
+    def backward(self, F, gy, x, y):
+        return shared(F, gy, x, y, self.axes, self.keepdims)
 
 
-def movedim(input, source, destination):
-    from .shape import permute
-    src = (source,) if isinstance(source, int) else tuple(source)
-    dst = (destination,) if isinstance(destination, int) else tuple(destination)
-    if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
-                           f"dims) should contain the same number of dims as destination "
-                           f"({list(dst)} dims)")
-    src, dst = [input._dim(d) for d in src], [input._dim(d) for d in dst]
-    order = [d for d in range(input.ndim) if d not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return permute(input, *order)
+class AminBackward0(AmaxBackward0):
+    """y = min of x over dims (all when None)"""
+    __slots__ = ()
+    pick = "min"
 
 
-moveaxis = movedim
+class MaxBackward0(Op):
+    """values = max(x, dim); the gradient flows to the (first) arg-max"""
+    __slots__ = ("onehot", "axis", "keepdims")
+    temps = ("onehot",)
+
+    def forward(self, xp, x, axis=0, keepdims=False, largest=True):
+        idx = xp.argmax(x, axis=axis, keepdims=True) if largest else xp.argmin(
+            x, axis=axis, keepdims=True)
+        shape = [1] * x.ndim
+        shape[axis] = x.shape[axis]
+        self.onehot = xp.arange(x.shape[axis]).reshape(shape) == idx
+        self.axis, self.keepdims = axis, keepdims
+        values = xp.take_along_axis(x, idx, axis=axis)
+        if not keepdims:
+            values, idx = values.squeeze(axis), idx.squeeze(axis)
+        return values, idx
+
+    def backward(self, F, grads):
+        gy = grads[0]
+        if not self.keepdims:
+            gy = F.expand_dims(gy, (self.axis,))
+        return F.where(self.onehot, gy, 0) if F.fast else gy * self.onehot
 
 
-def meshgrid(*tensors, indexing=None):
-    """Coordinate grids: output i holds tensor i expanded along the others' dimensions."""
-    from .shape import expand, reshape
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    if indexing is None:
-        warnings.warn("gpugrad.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
-        indexing = "ij"
-    if indexing not in ("ij", "xy"):
-        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
-                           f"received: {indexing}")
-    for t in tensors:
-        if t.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
-                               f"but got: {t}")
-    sizes = [t.numel() for t in tensors]
-    swap = indexing == "xy" and len(tensors) >= 2
-    if swap:
-        sizes[0], sizes[1] = sizes[1], sizes[0]
-    out = []
-    for i, t in enumerate(tensors):
-        axis = {0: 1, 1: 0}.get(i, i) if swap else i
-        shape = [1] * len(tensors)
-        shape[axis] = -1
-        out.append(expand(reshape(t, *shape), *sizes))
-    return tuple(out)
+class MinBackward0(MaxBackward0):
+    __slots__ = ()
+
+    def forward(self, xp, x, axis=0, keepdims=False, largest=False):
+        return MaxBackward0.forward(self, xp, x, axis, keepdims, largest=False)
 
 
-def broadcast_tensors(*tensors):
-    from ._op import broadcast_error
-    from .shape import expand
-    try:
-        full = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
-    except ValueError as e:
-        raise broadcast_error(e, [t._data for t in tensors]) from None
-    return tuple(t if tuple(t.shape) == full else expand(t, *full) for t in tensors)
+for _cls in (MaxBackward0, MinBackward0):
+    _cls.n_outputs = 2
 
 
-# -- not differentiable ------------------------------------------------------------------------
-def nonzero(input, *, as_tuple=False):
-    a = input._data
-    xp = xp_of(a)
-    if as_tuple:
-        return tuple(Tensor._make(i.astype(np.int64, copy=False))
-                     for i in xp.nonzero(a if a.ndim else a.reshape(1)))
-    return Tensor._make(xp.argwhere(a).astype(np.int64, copy=False))
+def _max_min(full, per_dim, input, dim, keepdim, other):
+    name = "max" if full is MaxBackward1 else "min"
+    if isinstance(dim, Tensor):  # max(a, b): elementwise
+        other = dim
+    if other is not None:
+        from ..pointwise import minmax as pointwise
+        return (pointwise.maximum if full is MaxBackward1 else pointwise.minimum)(input, other)
+    axis = _nonempty(name, input, dim)
+    if dim is None:
+        return full.apply(input)
+    axis = axis[0] if axis else 0
+    if input.ndim == 0:
+        zero = xp_of(input._data).zeros((), np.int64)
+        return values_indices(full.apply(input), Tensor._make(zero), name)
+    values, idx = per_dim.apply(input, axis=axis, keepdims=keepdim)
+    idx._rg, idx.grad_fn = False, None  # indices are not differentiable
+    return values_indices(values, idx, name)
 
 
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a = input._data
-    return Tensor._make(xp_of(a).isclose(a, _data(other), rtol, atol, equal_nan))
+def max(input, dim=None, keepdim=False, *, other=None):
+    return _max_min(MaxBackward1, MaxBackward0, input, dim, keepdim, other)
 
 
-def count_nonzero(input, dim=None):
-    a = input._data
-    xp = xp_of(a)
-    return Tensor._make(xp.asarray(xp.count_nonzero(a, axis=dim), dtype=np.int64))
+def min(input, dim=None, keepdim=False, *, other=None):
+    return _max_min(MinBackward1, MinBackward0, input, dim, keepdim, other)
 
 
-OPS = [Atan2Backward0, LerpBackward0, LerpBackward1, AddcmulBackward0, AddcdivBackward0,
-       MaskedSelectBackward0, TraceBackward0, DiagEmbedBackward0, DiagonalBackward0_copy,
-       MedianBackward0, MedianBackward1, NanmedianBackward0, NanmedianBackward1, VarMeanBackward0,
-       StdMeanBackward0]
+def amax(input, dim=(), keepdim=False):
+    return AmaxBackward0.apply(input, axes=_nonempty("amax", input, dim), keepdims=keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    return AminBackward0.apply(input, axes=_nonempty("amin", input, dim), keepdims=keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    return arg_extreme("argmax", input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    return arg_extreme("argmin", input, dim, keepdim)
+
+
+OPS = [MedianBackward0, MedianBackward1, NanmedianBackward0, NanmedianBackward1, MaxBackward1,
+       MinBackward1, AmaxBackward0, AminBackward0, MaxBackward0, MinBackward0]

@@ -1,20 +1,209 @@
-"""Reductions (sum, mean, var, std, max, min, norm, logsumexp) and softmax / log_softmax."""
+"""Reductions: sum, mean, prod, var, std (and var_mean / std_mean), nansum / nanmean,
+count_nonzero, logsumexp, the vector norm behind ``torch.norm``, and cov / corrcoef.
+"""
 from __future__ import annotations
 
 import builtins
 import math
+import numbers
 import operator
 import warnings
 from collections import namedtuple
 
 import numpy as np
 
-from .. import kernels
-from .._backend import xp_of
-from ..amp._state import state as _amp
-from ..amp._state import upper as _upper
-from ..tensor import DEFAULT, Tensor, scalar_name
-from ._op import Op
+from ..._backend import xp_of
+from ...tensor import DEFAULT, Tensor, scalar_name
+from .._op import Op
+from ..linalg.norms import _kind_name
+
+
+class VarMeanBackward0(Op):
+    """(var, mean) of x over dims: sum((x - m)^2) / (N - correction) and m"""
+    __slots__ = ("axes", "keepdims", "correction")
+    saves = (0,)
+    saved_names = ("self",)
+    root = False
+
+    def forward(self, xp, x, axes=None, keepdims=False, correction=1):
+        self.axes, self.keepdims, self.correction = axes, keepdims, correction
+        fn = x.std if self.root else x.var
+        return _moment(fn, x, axes, keepdims, correction), _mean(x, axes, keepdims)
+
+    def backward(self, F, grads, x):
+        axes = self.axes if self.axes is not None else tuple(range(x.ndim))
+        n = math.prod(x.shape[a] for a in axes)
+        gv, gm = grads
+        gx = None
+        if gv is not None:
+            centred = x - F.mean(x, axis=axes, keepdims=True)
+            scale = _inv(n - self.correction)
+            if self.root:   # NOTE: zero gradient where the std is 0, as StdBackward0
+                y = F.sqrt(F.sum(centred * centred, axis=axes, keepdims=True) * scale)
+                safe = F.where(y == 0, 1, y) if F.fast else F.where(y == 0, F.ones_like(y), y)
+                gx = _expand(F, gv, x.shape, axes, self.keepdims) / safe * (y != 0) * centred \
+                    * scale
+            else:
+                gx = _expand(F, gv, x.shape, axes, self.keepdims) * centred * (2.0 * scale)
+        if gm is not None:
+            g = _expand(F, gm / max(n, 1), x.shape, axes, self.keepdims)
+            gx = g if gx is None else gx + g
+        return gx
+
+
+class StdMeanBackward0(VarMeanBackward0):
+    """(std, mean) of x over dims"""
+    __slots__ = ()
+    root = True
+
+
+for _cls in (VarMeanBackward0, StdMeanBackward0):
+    _cls.n_outputs = 2
+
+
+def _moments(name, cls, input, dim, unbiased, keepdim, correction):
+    axes, correction = _var_args(name, input, dim, unbiased, correction)
+    return cls.apply(input, axes=axes, keepdims=keepdim, correction=correction)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _moments("std_mean", StdMeanBackward0, input, dim, unbiased, keepdim, correction)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _moments("var_mean", VarMeanBackward0, input, dim, unbiased, keepdim, correction)
+
+
+def torch_norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
+    """torch.norm: a vector norm over dim (every entry when None), except a string p other
+    than 'fro', or 'fro' over more than two dims, which is linalg.matrix_norm's."""
+    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if not isinstance(p, (str, numbers.Real)) and p is not None:
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+                        f"{type(p).__name__}")
+    if isinstance(p, str) and (p != "fro" or dims is not None and len(dims) > 2):
+        from ..linalg.norms import matrix_norm
+        y = matrix_norm(input, p, tuple(range(input.ndim)) if dims is None else dims, keepdim,
+                        dtype=dtype)
+    else:
+        input = input if dtype is None else input.to(dtype)
+        if input.dtype.kind not in "fc":
+            raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                               f"as input. Got {scalar_name(input.dtype).capitalize()}")
+        ord = 2.0 if p in ("fro", None) else float(p)
+        y = LinalgVectorNormBackward0.apply(input, ord=ord, axes=_axes(dims, input.ndim),
+                                            keepdims=keepdim)
+    return y if out is None else out.copy_(y)
+
+
+def count_nonzero(input, dim=None):
+    a = input._data
+    xp = xp_of(a)
+    return Tensor._make(xp.asarray(xp.count_nonzero(a, axis=dim), dtype=np.int64))
+
+
+class NansumBackward0(Op):
+    """y = sum of the entries of x that are not nan"""
+    __slots__ = ("axes", "keepdims")
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x, axes=None, keepdims=False):
+        self.axes, self.keepdims = axes, keepdims
+        return xp.asarray(xp.nansum(x, axis=axes, keepdims=keepdims))
+
+    def backward(self, F, gy, x):
+        g = _expand(F, gy, x.shape, self.axes, self.keepdims)
+        return g * ~xp_of(_raw(x)).isnan(_raw(x))
+
+
+# -- public functions ---------------------------------------------------------------------------
+def _floating(fn, x):
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{fn}(): expected input to have floating point or complex dtype but "
+                           f"got {scalar_name(x.dtype).capitalize()}")
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    return NansumBackward0.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    _floating("nanmean", input)
+    a = input._data
+    xp = xp_of(a)
+    axes = _axes(dim, input.ndim)
+    count = xp.asarray((~xp.isnan(a)).sum(axis=axes, keepdims=keepdim), dtype=a.dtype)
+    return nansum(input, dim, keepdim) / count
+
+
+# -- covariance -----------------------------------------------------------------------------------
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the variables in the rows of input (observations in the columns):
+    C = sum_k w_k (x_k - m)(x_k - m)^T / (sum w - correction ...), with numpy's weighting."""
+    import warnings
+
+    from ..linalg.products import mm
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.ndim} dimensions")
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    if x.dtype.kind not in "fc":
+        from ..._creation import get_default_dtype
+        x = x.to(get_default_dtype())
+    n = x.shape[1]
+    w = None
+    for name, weights, kinds, kind_name in (("fweights", fweights, "iu", "integral"),
+                                            ("aweights", aweights, "f", "floating point")):
+        if weights is None:
+            continue
+        if weights.ndim > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                               f"{name} with {weights.ndim} dimensions")
+        if weights.dtype.kind not in kinds:
+            raise RuntimeError(f"cov(): expected {name} to have {kind_name} dtype but got "
+                               f"{name} with {_kind_name(weights.dtype)} dtype")
+        if weights.numel() != n:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                               f"observations in the input but got {weights.numel()} != {n}")
+        if bool((weights._data < 0).any()):
+            raise RuntimeError(f"cov(): {name} cannot be negative")
+        w = weights if w is None else w * weights
+    if w is None:
+        w_sum = n
+        avg = x.mean(1)
+    else:
+        w = w.to(x.dtype)
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm = w_sum - correction
+    if bool(_raw(norm) <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm = norm * 0 if isinstance(norm, Tensor) else 0
+    xc = x - avg.unsqueeze(1)
+    c = mm(xc, (xc if w is None else xc * w).t())
+    return (c / norm).squeeze()
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients: cov(input) scaled by the standard deviations, clipped
+    to [-1, 1]."""
+    from ..pointwise.minmax import clamp
+    from ..pointwise.unary import sqrt
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    s = sqrt(c.diagonal())
+    c = c / s.unsqueeze(1) / s.unsqueeze(0)
+    return clamp(c, -1, 1)
 
 
 def _return_type(name):
@@ -241,84 +430,6 @@ def _raw(a):
     return a._data if isinstance(a, Tensor) else a
 
 
-class MaxBackward1(Op):
-    """y = max(x)   (NOTE: ties, or the nans of a nan result, share the gradient evenly, as
-    PyTorch)"""
-    saves = (0,)
-    saves_output = True
-    saved_names = ("self", "result")
-    pick = "max"
-
-    def forward(self, xp, x):   # (an empty x is refused by _nonempty)
-        return getattr(x, self.pick)()
-
-    def backward(self, F, gy, x, y):
-        return shared(F, gy, x, y, nan_hits=True)
-
-
-class MinBackward1(MaxBackward1):
-    """y = min(x)"""
-    pick = "min"
-
-
-class AmaxBackward0(Op):
-    """y = max of x over dims (all when None)   (NOTE: tied maxima share the gradient evenly, as
-    PyTorch; a nan maximum gives its slice nan gradients)"""
-    __slots__ = ("axes", "keepdims")
-    saves = (0,)
-    saves_output = True
-    saved_names = ("self", "result")
-    pick = "max"
-
-    def forward(self, xp, x, axes=None, keepdims=False):
-        self.axes, self.keepdims = axes, keepdims
-        return getattr(x, self.pick)(axis=axes, keepdims=keepdims)
-
-    def backward(self, F, gy, x, y):
-        return shared(F, gy, x, y, self.axes, self.keepdims)
-
-
-class AminBackward0(AmaxBackward0):
-    """y = min of x over dims (all when None)"""
-    __slots__ = ()
-    pick = "min"
-
-
-class MaxBackward0(Op):
-    """values = max(x, dim); the gradient flows to the (first) arg-max"""
-    __slots__ = ("onehot", "axis", "keepdims")
-    temps = ("onehot",)
-
-    def forward(self, xp, x, axis=0, keepdims=False, largest=True):
-        idx = xp.argmax(x, axis=axis, keepdims=True) if largest else xp.argmin(
-            x, axis=axis, keepdims=True)
-        shape = [1] * x.ndim
-        shape[axis] = x.shape[axis]
-        self.onehot = xp.arange(x.shape[axis]).reshape(shape) == idx
-        self.axis, self.keepdims = axis, keepdims
-        values = xp.take_along_axis(x, idx, axis=axis)
-        if not keepdims:
-            values, idx = values.squeeze(axis), idx.squeeze(axis)
-        return values, idx
-
-    def backward(self, F, grads):
-        gy = grads[0]
-        if not self.keepdims:
-            gy = F.expand_dims(gy, (self.axis,))
-        return F.where(self.onehot, gy, 0) if F.fast else gy * self.onehot
-
-
-class MinBackward0(MaxBackward0):
-    __slots__ = ()
-
-    def forward(self, xp, x, axis=0, keepdims=False, largest=False):
-        return MaxBackward0.forward(self, xp, x, axis, keepdims, largest=False)
-
-
-for _cls in (MaxBackward0, MinBackward0):
-    _cls.n_outputs = 2
-
-
 class LinalgVectorNormBackward0(Op):
     """y = (sum |x|^p)^(1/p)"""
     __slots__ = ("ord", "axes", "keepdims")
@@ -380,40 +491,6 @@ class LogsumexpBackward0(Op):
         g = _expand(F, gy, x.shape, self.axes, self.keepdims)
         yb = _expand(F, y, x.shape, self.axes, self.keepdims)
         return g * F.exp(x - yb)
-
-
-class SoftmaxBackward0(Op):
-    """y = exp(x) / sum(exp(x), dim)"""
-    __slots__ = ("axis",)
-    saves_output = True
-    saved_names = ("result",)
-
-    def forward(self, xp, x, axis=-1):
-        self.axis = axis
-        e = xp.exp(x - x.max(axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
-
-    def backward(self, F, gy, y):
-        return y * (gy - F.sum(gy * y, axis=self.axis, keepdims=True))
-
-
-class LogSoftmaxBackward0(Op):
-    """y = x - logsumexp(x, dim)"""
-    __slots__ = ("axis",)
-    saves_output = True
-    saved_names = ("result",)
-
-    def forward(self, xp, x, axis=-1):
-        self.axis = axis
-        if x.ndim and axis % x.ndim == x.ndim - 1:   # rows: one kernel on the GPU
-            return kernels.log_softmax(x)
-        z = x - x.max(axis=axis, keepdims=True)
-        return z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
-
-    def backward(self, F, gy, y):
-        if F.fast and y.ndim and self.axis % y.ndim == y.ndim - 1:
-            return kernels.log_softmax_bwd(y, gy)
-        return gy - F.exp(y) * F.sum(gy, axis=self.axis, keepdims=True)
 
 
 # -- public functions ---------------------------------------------------------------------------
@@ -496,33 +573,6 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return StdBackward0.apply(input, axes=axes, keepdims=keepdim, correction=correction)
 
 
-def _max_min(full, per_dim, input, dim, keepdim, other):
-    name = "max" if full is MaxBackward1 else "min"
-    if isinstance(dim, Tensor):  # max(a, b): elementwise
-        other = dim
-    if other is not None:
-        from . import pointwise
-        return (pointwise.maximum if full is MaxBackward1 else pointwise.minimum)(input, other)
-    axis = _nonempty(name, input, dim)
-    if dim is None:
-        return full.apply(input)
-    axis = axis[0] if axis else 0
-    if input.ndim == 0:
-        zero = xp_of(input._data).zeros((), np.int64)
-        return values_indices(full.apply(input), Tensor._make(zero), name)
-    values, idx = per_dim.apply(input, axis=axis, keepdims=keepdim)
-    idx._rg, idx.grad_fn = False, None  # indices are not differentiable
-    return values_indices(values, idx, name)
-
-
-def max(input, dim=None, keepdim=False, *, other=None):
-    return _max_min(MaxBackward1, MaxBackward0, input, dim, keepdim, other)
-
-
-def min(input, dim=None, keepdim=False, *, other=None):
-    return _max_min(MinBackward1, MinBackward0, input, dim, keepdim, other)
-
-
 def _nonempty(name, input, dim):
     """The axes of a max / min / amax / amin; PyTorch's errors where it reduces no entries."""
     axes = _axes(dim, input.ndim)
@@ -538,26 +588,7 @@ def _nonempty(name, input, dim):
     return axes
 
 
-def amax(input, dim=(), keepdim=False):
-    return AmaxBackward0.apply(input, axes=_nonempty("amax", input, dim), keepdims=keepdim)
-
-
-def amin(input, dim=(), keepdim=False):
-    return AminBackward0.apply(input, axes=_nonempty("amin", input, dim), keepdims=keepdim)
-
-
-def argmax(input, dim=None, keepdim=False):
-    from .select import arg_extreme
-    return arg_extreme("argmax", input, dim, keepdim)
-
-
-def argmin(input, dim=None, keepdim=False):
-    from .select import arg_extreme
-    return arg_extreme("argmin", input, dim, keepdim)
-
-
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
-    from .extra import torch_norm
     return torch_norm(input, p, dim, keepdim, dtype, out)
 
 
@@ -567,31 +598,6 @@ def logsumexp(input, dim, keepdim=False):
     return LogsumexpBackward0.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim)
 
 
-def _softmax_input(name, input, dim, dtype):
-    """(input, axis): the input upcast under autocast or cast to dtype; PyTorch's error for an
-    integer or bool input without a dtype."""
-    if _amp.active:
-        input, = _upper(input)
-    input = _cast(input, dtype)
-    axis = _axes(-1 if dim is None else dim, input.ndim)[0] if input.ndim else 0
-    if input._data.dtype.kind in "biu":
-        last = "lastdim_" if axis == builtins.max(input.ndim - 1, 0) else ""
-        raise NotImplementedError(f'"{name}_{last}kernel_impl" not implemented for '
-                                  f"'{scalar_name(input.dtype).capitalize()}'")
-    return input, axis
-
-
-def softmax(input, dim=None, dtype=None):
-    input, axis = _softmax_input("softmax", input, dim, dtype)
-    return SoftmaxBackward0.apply(input, axis=axis)
-
-
-def log_softmax(input, dim=None, dtype=None):
-    input, axis = _softmax_input("log_softmax", input, dim, dtype)
-    return LogSoftmaxBackward0.apply(input, axis=axis)
-
-
-OPS = [SumBackward0, SumBackward1, ProdBackward0, ProdBackward1, MeanBackward0, MeanBackward1,
-       VarBackward0, StdBackward0, MaxBackward1, MinBackward1, AmaxBackward0, AminBackward0,
-       MaxBackward0, MinBackward0, LinalgVectorNormBackward0, LogsumexpBackward0,
-       SoftmaxBackward0, LogSoftmaxBackward0]
+OPS = [VarMeanBackward0, StdMeanBackward0, NansumBackward0, SumBackward0, SumBackward1,
+       ProdBackward0, ProdBackward1, MeanBackward0, MeanBackward1, VarBackward0, StdBackward0,
+       LinalgVectorNormBackward0, LogsumexpBackward0]

@@ -1,16 +1,73 @@
-"""Shape-building functions, all compositions of recorded ops (so gradients, double backward and
-the GPU path come from those ops): tensordot, atleast_1d/2d/3d, hstack/vstack/dstack/
-column_stack/row_stack, block_diag, cartesian_prod, combinations, diag_embed; and the
-non-differentiable broadcast_shapes and unique_consecutive."""
+"""Shape-building functions, all compositions of recorded ops (so gradients, double backward
+and the GPU path come from those ops): atleast_1d/2d/3d, hstack/vstack/dstack/ column_stack/
+row_stack, block_diag, cartesian_prod, combinations, meshgrid, broadcast_tensors, vander.
+"""
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 
-from .._backend import xp_of
-from ..tensor import Size, Tensor
-from ._op import result_type
+from ..._backend import xp_of
+from ..._promotion import result_type
+from ...tensor import Tensor
+from .._op import broadcast_error
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids: output i holds tensor i expanded along the others' dimensions."""
+    from .views import expand, reshape
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("gpugrad.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
+    sizes = [t.numel() for t in tensors]
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, t in enumerate(tensors):
+        axis = {0: 1, 1: 0}.get(i, i) if swap else i
+        shape = [1] * len(tensors)
+        shape[axis] = -1
+        out.append(expand(reshape(t, *shape), *sizes))
+    return tuple(out)
+
+
+def broadcast_tensors(*tensors):
+    from .views import expand
+    try:
+        full = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    except ValueError as e:
+        raise broadcast_error(e, [t._data for t in tensors]) from None
+    return tuple(t if tuple(t.shape) == full else expand(t, *full) for t in tensors)
+
+
+def vander(x, N=None, increasing=False):
+    """columns x ** (N-1), ..., x ** 0 (increasing: x ** 0 first)"""
+    from ..pointwise.arithmetic import pow
+    from .joining import stack
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else int(N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x.dtype.kind in "iub":
+        x = x.to(np.int64)
+    if n == 0:
+        return Tensor._make(xp_of(x._data).zeros((x.shape[0], 0), dtype=x.dtype))
+    powers = range(n) if increasing else range(n - 1, -1, -1)
+    return stack([pow(x, k) for k in powers], 1)
 
 
 def _tensors(args):
@@ -18,38 +75,6 @@ def _tensors(args):
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         return list(args[0]), True
     return list(args), len(args) != 1
-
-
-# -- tensordot ----------------------------------------------------------------------------------
-def tensordot(a, b, dims=2, out=None):
-    """sum over the paired dims of a and b: a's other dims, then b's other dims."""
-    from .linalg import mm
-    if isinstance(dims, Tensor):
-        dims = dims.tolist()
-    if isinstance(dims, int):
-        if dims < 0:
-            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        if dims > a.ndim or dims > b.ndim:
-            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
-        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
-    else:
-        da, db = dims
-        da = [da] if isinstance(da, int) else list(da)
-        db = [db] if isinstance(db, int) else list(db)
-        if len(da) != len(db):
-            raise RuntimeError("both dimension lists should have same length")
-    da, db = [a._dim(d) for d in da], [b._dim(d) for d in db]
-    for i, j in zip(da, db):
-        if a.shape[i] != b.shape[j]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size "
-                               f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in "
-                               f"dim {j}")
-    fa = [d for d in range(a.ndim) if d not in da]
-    fb = [d for d in range(b.ndim) if d not in db]
-    k = int(np.prod([a.shape[d] for d in da]))
-    left = a.permute(*(fa + da)).reshape(-1, k)
-    right = b.permute(*(db + fb)).reshape(k, -1)
-    return mm(left, right).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
 
 
 # -- at least n dims, and the stacks built on them ------------------------------------------------
@@ -81,13 +106,13 @@ def _nonempty(tensors, name):
 
 
 def hstack(tensors):
-    from .shape import cat
+    from .joining import cat
     ts = atleast_1d(_nonempty(tensors, "hstack"))
     return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
-    from .shape import cat
+    from .joining import cat
     return cat(atleast_2d(_nonempty(tensors, "vstack")), 0)
 
 
@@ -95,12 +120,12 @@ row_stack = vstack
 
 
 def dstack(tensors):
-    from .shape import cat
+    from .joining import cat
     return cat(atleast_3d(_nonempty(tensors, "dstack")), 2)
 
 
 def column_stack(tensors):
-    from .shape import cat
+    from .joining import cat
     ts = _nonempty(tensors, "column_stack")
     return cat([t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in ts], 1)
 
@@ -108,8 +133,8 @@ def column_stack(tensors):
 # -- block matrices and index products ------------------------------------------------------------
 def block_diag(*tensors):
     """The tensors (0-D as 1x1, 1-D as a row) on the diagonal of a zero matrix."""
-    from .._creation import zeros
-    from .shape import cat
+    from ..._creation import zeros
+    from .joining import cat
     for i, t in enumerate(tensors):
         if t.ndim > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
@@ -137,8 +162,7 @@ def _vectors(tensors):
 
 def cartesian_prod(*tensors):
     """Every tuple (a_i, b_j, ...) as the rows of a matrix, the last tensor varying fastest."""
-    from .extra import meshgrid
-    from .shape import stack
+    from .joining import stack
     _vectors(tensors)
     if len(tensors) == 1:
         return tensors[0]
@@ -149,7 +173,7 @@ def cartesian_prod(*tensors):
 def combinations(input, r=2, with_replacement=False):
     """The length-r combinations of the entries of a vector, as rows, in lexicographic order of
     their positions."""
-    from .index import getitem
+    from ..indexing.getitem import getitem
     _vectors([input])
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
@@ -163,73 +187,4 @@ def combinations(input, r=2, with_replacement=False):
     return getitem(input, Tensor._make(idx))
 
 
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    """y with y[..., i, i + offset] = x[..., i]: the last dim of x on a diagonal of the
-    (dim1, dim2) matrices, zeros elsewhere."""
-    from .._creation import zeros
-    from .extra import movedim
-    n = input.shape[-1] if input.ndim else 1
-    m = n + abs(offset)
-    ndim = input.ndim + 1
-    d1, d2 = (d + ndim if d < 0 else d for d in (dim1, dim2))
-    if not (0 <= d1 < ndim and 0 <= d2 < ndim):
-        bad = dim1 if not 0 <= d1 < ndim else dim2
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
-                         f"{ndim - 1}], but got {bad})")
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    y = zeros(*input.shape[:-1], m, m, dtype=input.dtype, device=input.device)
-    xp = xp_of(input._data)
-    i = xp.arange(n)
-    rows, cols = i + max(-offset, 0), i + max(offset, 0)
-    y[..., rows, cols] = input
-    return movedim(y, (-2, -1), (d1, d2))
-
-
-# -- not differentiable ---------------------------------------------------------------------------
-def broadcast_shapes(*shapes):
-    """The shape tensors of these shapes broadcast to, without making any tensor."""
-    result: list = []
-    for k, s in enumerate(shapes):
-        s = (s,) if isinstance(s, int) else tuple(s)
-        if len(s) > len(result):
-            result = [1] * (len(s) - len(result)) + result
-        for j in range(1, len(s) + 1):
-            if s[-j] < 0:
-                raise RuntimeError(f"Trying to create tensor with negative dimension {s[-j]}: "
-                                   f"{list(s)}")
-            if s[-j] != 1 and result[-j] not in (1, s[-j]):
-                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[-j]} at "
-                                   f"{-j}! Mismatching argument at index {k} had {s}; but "
-                                   f"expected shape should be broadcastable to {result}")
-            if result[-j] == 1:
-                result[-j] = s[-j]
-    return Size(result)
-
-
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
-    """Collapse each run of equal consecutive entries (or slices along ``dim``) to one."""
-    a = input._data
-    xp = xp_of(a)
-    if dim is None:
-        rows, shape = a.reshape(-1, 1), a.shape
-    else:
-        d = input._dim(dim)
-        moved = xp.moveaxis(a, d, 0)
-        rows, shape = moved.reshape(moved.shape[0], -1), (a.shape[d],)
-    n = rows.shape[0]
-    new = xp.ones(n, dtype=bool)
-    if n > 1:
-        new[1:] = (rows[1:] != rows[:-1]).any(axis=1)
-    starts = xp.flatnonzero(new)
-    if dim is None:
-        values = a.reshape(-1)[starts]
-    else:
-        values = xp.take(a, starts, axis=d)
-    out = [Tensor._make(values)]
-    if return_inverse:
-        out.append(Tensor._make((xp.cumsum(new) - 1).reshape(shape).astype(np.int64)))
-    if return_counts:
-        ends = xp.concatenate([starts[1:], xp.asarray([n], dtype=starts.dtype)])
-        out.append(Tensor._make((ends - starts).astype(np.int64)))
-    return out[0] if len(out) == 1 else tuple(out)
+OPS: list = []

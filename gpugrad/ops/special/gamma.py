@@ -1,9 +1,6 @@
-"""Special functions: lgamma, digamma, polygamma, erfc, erfinv, logit, sinc, xlog1py, i0, i1,
-mvlgamma, ndtri, log_ndtr, entr. The numerics are written once against the array module (numpy
-or CuPy): recurrence plus asymptotic series for the gamma family, power and asymptotic series for
-the Bessel functions, a rational first guess polished by Halley steps for erfinv. SciPy is used on
-numpy arrays only as a faster path when it is installed. Derivatives that are special functions
-themselves (lgamma' = digamma, digamma' = polygamma(1)) call those ops, so double backward works.
+"""The gamma family of ``gpugrad.special``: lgamma, digamma, polygamma, mvlgamma (numerics:
+_numerics.py). Derivatives that are special functions themselves (lgamma' = digamma, digamma' =
+polygamma(1)) call those ops, so double backward works.
 """
 from __future__ import annotations
 
@@ -11,250 +8,15 @@ import math
 
 import numpy as np
 
-from .. import _backend
-from .._backend import xp_of
-from ..tensor import Tensor
-from ._op import Op
-from .pointwise import _float
-
-_SQRT_PI = math.sqrt(math.pi)
-_LOG_2PI = math.log(2 * math.pi)
-# Bernoulli numbers B_2k, k = 1..10 (the asymptotic series of lgamma and the polygammas)
-_B2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
-        43867 / 798, -174611 / 330)
-_scipy: dict = {}
-
-
-def _raw(a):
-    return a._data if isinstance(a, Tensor) else a
-
-
-def _fast(xp, name):
-    """scipy.special.<name> for numpy arrays when SciPy is installed, else None."""
-    if xp is not np:
-        return None
-    if name not in _scipy:
-        try:
-            import scipy.special as sp
-            _scipy[name] = getattr(sp, name)
-        except ImportError:
-            _scipy[name] = None
-    return _scipy[name]
-
-
-def _wide(xp, x):
-    """x as float64 (the series below are written for double precision)."""
-    return xp.asarray(x, dtype=np.float64)
-
-
-def _back(y, like):
-    return y.astype(like.dtype, copy=False) if like.dtype != y.dtype else y
-
-
-def _sinpi(xp, x):
-    """sin(pi x), exact zeros at the integers, for any size of x."""
-    r = x - 2 * xp.floor(x / 2)   # in [0, 2)
-    return xp.where(r == xp.floor(r), 0.0, xp.sin(math.pi * r))
-
-
-def _shift(xp, x, to, term):
-    """(x moved up by whole steps to at least ``to``, sum of term(x + k) over the steps)."""
-    acc = xp.zeros_like(x)
-    steps = int(math.ceil(to - float(x.min()))) if x.size else 0
-    for _ in range(max(0, min(steps, 100000))):
-        low = x < to
-        if not bool(low.any()):
-            break
-        acc = acc + xp.where(low, term(xp.where(low, x, 1.0)), 0.0)
-        x = xp.where(low, x + 1, x)
-    return x, acc
-
-
-# -- numerics on arrays ---------------------------------------------------------------------------
-def lgamma_array(xp, x):
-    """log |Gamma(x)|: shift to x >= 10, Stirling's series; reflection below 0.5."""
-    fast = _fast(xp, "gammaln")
-    if fast is not None:
-        return np.asarray(fast(x))
-    x = _wide(xp, x)
-    neg = x < 0.5
-    z = xp.where(neg, 1 - x, x)
-    z = xp.where(xp.isfinite(z), z, 10.0)
-    z, logs = _shift(xp, z, 10.0, xp.log)
-    inv2 = 1 / (z * z)
-    series = xp.zeros_like(z)
-    for k in range(len(_B2K) - 1, -1, -1):
-        series = series * inv2 + _B2K[k] / ((2 * k + 2) * (2 * k + 1))
-    y = (z - 0.5) * xp.log(z) - z + 0.5 * _LOG_2PI + series / z - logs
-    refl = math.log(math.pi) - xp.log(xp.abs(_sinpi(xp, x))) - y
-    y = xp.where(neg, refl, y)
-    return xp.where(xp.isinf(x), xp.inf, xp.where(xp.isnan(x), xp.nan, y))
-
-
-def digamma_array(xp, x):
-    """d/dx log Gamma(x): shift to x >= 10, asymptotic series; reflection below 0.5."""
-    fast = _fast(xp, "psi")
-    x = _wide(xp, x)
-    if fast is not None:
-        y = np.asarray(fast(x))
-    else:
-        neg = x < 0.5
-        z = xp.where(neg, 1 - x, x)
-        z = xp.where(xp.isfinite(z), z, 10.0)
-        z, inv = _shift(xp, z, 10.0, lambda t: 1 / t)
-        inv2 = 1 / (z * z)
-        series = xp.zeros_like(z)
-        for k in range(len(_B2K) - 1, -1, -1):
-            series = series * inv2 + _B2K[k] / (2 * k + 2)
-        y = xp.log(z) - 0.5 / z - series * inv2 - inv
-        s = _sinpi(xp, x)
-        cot = xp.cos(math.pi * (x - 2 * xp.floor(x / 2))) / s
-        y = xp.where(neg, y - math.pi * cot, y)
-        y = xp.where(x == xp.inf, xp.inf, xp.where(xp.isnan(x) | (x == -xp.inf), xp.nan, y))
-    # PyTorch: -inf at 0, nan at the negative integers
-    return xp.where(x == 0, -xp.inf, xp.where((x < 0) & (x == xp.floor(x)), xp.nan, y))
-
-
-def polygamma_array(xp, n, x):
-    """The n-th derivative of digamma (n >= 1): (-1)^(n+1) n! sum_k 1 / (x + k)^(n+1), summed
-    directly up to x + k >= 20 + n, then the asymptotic series; reflection for trigamma."""
-    if n == 0:
-        return digamma_array(xp, x)
-    x = _wide(xp, x)
-    fast = _fast(xp, "polygamma")
-    if fast is not None:
-        return np.asarray(fast(n, x))
-    refl = n == 1
-    z = xp.where(refl & (x < 0.5), 1 - x, x) if refl else x
-    z = xp.where(xp.isfinite(z), z, 1.0)
-    big = 20.0 + n
-    z, direct = _shift(xp, z, big, lambda t: t ** -(n + 1))
-    # sum_{k>=0} (z + k)^-(n+1)
-    #   ~ z^-n / n + z^-(n+1) / 2 + sum_j B_2j (2j+n-1)! / ((2j)! n!) z^-(2j+n)
-    inv2 = 1 / (z * z)
-    series = xp.zeros_like(z)
-    for j in range(len(_B2K), 0, -1):
-        c = _B2K[j - 1] * math.factorial(2 * j + n - 1) / (math.factorial(2 * j)
-                                                           * math.factorial(n))
-        series = (series + c) * inv2
-    tail = z ** -n * (1 / n + 0.5 / z + series)
-    y = (-1) ** (n + 1) * math.factorial(n) * (direct + tail)
-    if refl:
-        s = _sinpi(xp, x)
-        y = xp.where(x < 0.5, (math.pi / s) ** 2 - y, y)
-    sign = 1.0 if n % 2 else -1.0
-    y = xp.where((x <= 0) & (x == xp.floor(x)), sign * xp.inf, y)   # the poles
-    return xp.where(x == xp.inf, 0.0, xp.where(xp.isnan(x) | (x == -xp.inf), xp.nan, y))
-
-
-def erfc_array(xp, x):
-    """1 - erf(x), accurate in its tail."""
-    if xp is not np:
-        return _backend.cupy_submodule("cupyx.scipy.special").erfc(x)
-    fast = _fast(xp, "erfc")
-    if fast is not None:
-        return np.asarray(fast(x))
-    return np.asarray(np.frompyfunc(math.erfc, 1, 1)(x), dtype=x.dtype)
-
-
-def _erf(xp, x):
-    from .. import kernels
-    return kernels.erf(x)
-
-
-def _erfinv_pos(xp, a, q):
-    """erfinv(a) for a in [0, 1], with q = 1 - a given exactly (it may be tiny): Giles' rational
-    guess (or the tail's fixed point), then Halley steps on erf (or on erfc in the tail)."""
-    w = -xp.log(q * (2 - q))
-    c = w - 2.5
-    lo = 2.81022636e-08
-    for k in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-              -0.00417768164, 0.246640727, 1.50140941):
-        lo = k + lo * c
-    c = xp.sqrt(xp.maximum(w, 5.0)) - 3
-    hi = -0.000200214257
-    for k in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-              0.00943887047, 1.00167406, 2.83297682):
-        hi = k + hi * c
-    y = xp.where(w < 5, lo, hi) * a
-    tail = q < 1e-8
-    if bool(tail.any()):   # erfc(y) ~ exp(-y^2) / (y sqrt(pi)) (1 - 1 / (2 y^2)) = q
-        lq = -xp.log(xp.where(tail, q, 1e-8))
-        t = xp.sqrt(lq)
-        for _ in range(5):
-            t = xp.sqrt(xp.maximum(lq - xp.log(_SQRT_PI * t) + xp.log1p(-0.5 / (t * t)), 1.0))
-        y = xp.where(tail, t, y)
-    upper = a > 0.5
-    for _ in range(4):
-        yy = xp.where(xp.isfinite(y), y, 0.0)
-        f = xp.where(upper, q - erfc_array(xp, yy), _erf(xp, yy) - a)
-        r = f * (_SQRT_PI / 2) * xp.exp(yy * yy)
-        y = yy - r / (1 + yy * r)
-    y = xp.where(q == 0, xp.inf, y)
-    return xp.where((a > 1) | xp.isnan(a), xp.nan, y)
-
-
-def erfinv_array(xp, x):
-    fast = _fast(xp, "erfinv")
-    if fast is not None:
-        return np.asarray(fast(x))
-    x = _wide(xp, x)
-    a = xp.abs(x)
-    return xp.sign(x) * _erfinv_pos(xp, a, xp.where(a <= 1, 1 - a, 0.0))
-
-
-def ndtri_array(xp, p):
-    """The inverse of the standard normal CDF: -sqrt(2) erfinv(1 - 2p), with 2p kept exact."""
-    fast = _fast(xp, "ndtri")
-    if fast is not None:
-        return np.asarray(fast(p))
-    p = _wide(xp, p)
-    q = 2 * xp.minimum(p, 1 - p)
-    y = math.sqrt(2) * _erfinv_pos(xp, 1 - q, xp.maximum(q, 0.0))
-    y = xp.where(p < 0.5, -y, y)
-    return xp.where((p < 0) | (p > 1), xp.nan, y)
-
-
-def log_ndtr_array(xp, x):
-    """log of the standard normal CDF (underflows to -inf below about -38)."""
-    x = _wide(xp, x)
-    lo = xp.log(0.5 * erfc_array(xp, -x / math.sqrt(2)))
-    hi = xp.log1p(-0.5 * erfc_array(xp, x / math.sqrt(2)))
-    return xp.where(x > 0, hi, lo)
-
-
-def _bessel_array(xp, nu, x):
-    """I_nu(x) for nu in (0, 1): power series for |x| <= 30, the asymptotic series above."""
-    fast = _fast(xp, "i0" if nu == 0 else "i1")
-    if fast is not None:
-        return np.asarray(fast(x))
-    x = _wide(xp, x)
-    a = xp.abs(x)
-    small = xp.minimum(a, 30.0)
-    q = small * small / 4
-    term = (small / 2) ** nu
-    total = term
-    for k in range(1, 120):
-        term = term * q / (k * (k + nu))
-        total = total + term
-    big = xp.maximum(a, 30.0)
-    mu = 4 * nu * nu
-    term = xp.ones_like(big)
-    asym = term
-    for k in range(1, 30):
-        term = term * (-(mu - (2 * k - 1) ** 2)) / (8 * k * big)
-        asym = asym + term
-    asym = asym * xp.exp(big - 0.5 * xp.log(2 * math.pi * big))
-    y = xp.where(a <= 30, total, asym)
-    return y if nu == 0 else xp.sign(x) * y
-
-
-def i0_array(xp, x):
-    return _bessel_array(xp, 0, x)
-
-
-def i1_array(xp, x):
-    return _bessel_array(xp, 1, x)
+from ..._backend import xp_of
+from ..._promotion import result_type
+from ...tensor import Tensor
+from .._op import Op
+from ..pointwise.arithmetic import _float
+from ._numerics import _back, _raw, digamma_array, lgamma_array, polygamma_array
+from .polynomials import (
+    not_implemented,
+)
 
 
 def _array_or_op(F, x, array_fn, op_fn, *args):
@@ -310,158 +72,6 @@ class PolygammaBackward0(Op):
         return gy * _array_or_op(F, x, polygamma_array, polygamma, self.n + 1)
 
 
-class ErfcBackward0(_Special):
-    """y = 1 - erf(x)"""
-    fn = staticmethod(erfc_array)
-
-    def backward(self, F, gy, x):
-        return gy * F.exp(-x * x) * (-2 / _SQRT_PI)
-
-
-class ErfinvBackward0(Op):
-    """y = the inverse of erf on (-1, 1)"""
-    elementwise = True
-    saves_output = True
-    saved_names = ("result",)
-
-    def forward(self, xp, x):
-        x = _float(xp, x)
-        return _back(erfinv_array(xp, x), x)
-
-    def backward(self, F, gy, y):
-        return gy * F.exp(y * y) * (_SQRT_PI / 2)
-
-
-class SpecialNdtriBackward0(Op):
-    """y = the inverse of the standard normal CDF"""
-    elementwise = True
-    saves_output = True
-    saved_names = ("result",)
-
-    def forward(self, xp, x):
-        x = _float(xp, x)
-        return _back(ndtri_array(xp, x), x)
-
-    def backward(self, F, gy, y):
-        return gy * F.exp(y * y * 0.5) * math.sqrt(2 * math.pi)
-
-
-class SpecialLogNdtrBackward0(Op):
-    """y = log of the standard normal CDF"""
-    elementwise = True
-    saves = (0,)
-    saves_output = True
-    saved_names = ("self", "result")
-
-    def forward(self, xp, x):
-        x = _float(xp, x)
-        return _back(log_ndtr_array(xp, x), x)
-
-    def backward(self, F, gy, x, y):
-        return gy * F.exp(-(x * x) * 0.5 - y) * (1 / math.sqrt(2 * math.pi))
-
-
-class I0Backward0(_Special):
-    """y = the modified Bessel function of the first kind, order 0"""
-    fn = staticmethod(i0_array)
-
-    def backward(self, F, gy, x):
-        return gy * _array_or_op(F, x, i1_array, lambda v: i1(v))
-
-
-class SpecialI1Backward0(_Special):
-    """y = the modified Bessel function of the first kind, order 1"""
-    fn = staticmethod(i1_array)
-
-    def backward(self, F, gy, x):
-        # I1' = I0 - I1 / x, which is 1/2 at 0
-        i0_ = _array_or_op(F, x, i0_array, lambda v: i0(v))
-        i1_ = _array_or_op(F, x, i1_array, lambda v: i1(v))
-        r = _raw(x)
-        zero = (r == 0).astype(r.dtype)
-        return gy * ((i0_ - i1_ / (x + zero)) * (1 - zero) + zero * 0.5)
-
-
-class LogitBackward0(Op):
-    """y = log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given"""
-    __slots__ = ("eps",)
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x, eps=None):
-        self.eps = eps
-        x = _float(xp, x)
-        if eps is not None:
-            x = xp.clip(x, eps, 1 - eps)
-        return xp.log(x / (1 - x))
-
-    def backward(self, F, gy, x):
-        if self.eps is None:
-            return gy / (x * (1 - x))
-        r = _raw(x)
-        inside = ((r >= self.eps) & (r <= 1 - self.eps)).astype(r.dtype)
-        x = x * inside + (1 - inside) * 0.5
-        return gy / (x * (1 - x)) * inside
-
-
-class SincBackward0(_Special):
-    """y = sin(pi x) / (pi x), 1 at 0"""
-
-    def forward(self, xp, x):
-        x = _float(xp, x)
-        px = math.pi * xp.where(x == 0, 1.0, x)
-        return _back(xp.where(x == 0, 1.0, xp.sin(px) / px), x)
-
-    def backward(self, F, gy, x):
-        r = _raw(x)
-        zero = (r == 0).astype(r.dtype)
-        safe = x + zero
-        px = safe * math.pi
-        return gy * ((F.cos(px) * px - F.sin(px)) / (px * safe) * (1 - zero))
-
-
-class SpecialEntrBackward0(_Special):
-    """y = -x log x (0 at 0, -inf below 0)"""
-
-    def forward(self, xp, x):
-        x = _float(xp, x)
-        y = -x * xp.log(xp.where(x > 0, x, 1.0))
-        return xp.where(x < 0, -xp.inf, xp.where(xp.isnan(x), xp.nan, y))
-
-    def backward(self, F, gy, x):
-        return gy * -(F.log(x) + 1)
-
-
-class SpecialXlog1PyBackward0(Op):
-    """y = x log(1 + other), 0 where x == 0 (unless other is nan)"""
-    saves = (0, 1)
-    saved_names = ("self", "other")
-    broadcasts = True
-
-    def forward(self, xp, x, other):
-        x, other = xp.asarray(_float(xp, x)), xp.asarray(_float(xp, other))
-        return xp.where((x == 0) & ~xp.isnan(other), 0, x * xp.log1p(other))
-
-    def backward(self, F, gy, x, other):
-        need = self.needs_input_grad
-        gx = None
-        if need[0]:
-            xp = xp_of(_raw(gy))
-            keep = ~((xp.asarray(_raw(x)) == 0) & (xp.asarray(_raw(other)) <= -1))
-            safe = other * keep
-            gx = gy * (F.log1p(safe) if F.fast else _log1p(safe)) * keep
-        return gx, (gy * x / (other + 1) if need[1] else None)
-
-
-class SpecialXlog1PyBackward1(SpecialXlog1PyBackward0):
-    """y = x log(1 + other), x a number"""
-
-
-class SpecialXlog1PyBackward2(SpecialXlog1PyBackward0):
-    """y = x log(1 + other), other a number"""
-
-
 class MvlgammaBackward0(Op):
     """y = sum_i lgamma(x - i / 2) + p (p - 1) / 4 log(pi), i < p"""
     __slots__ = ("p",)
@@ -483,11 +93,6 @@ class MvlgammaBackward0(Op):
         return gy * g
 
 
-def _log1p(x):
-    from .unary import log1p
-    return log1p(x)
-
-
 # -- public functions ---------------------------------------------------------------------------
 def lgamma(input):
     return LgammaBackward0.apply(input)
@@ -505,61 +110,64 @@ def polygamma(n, input):
     return PolygammaBackward0.apply(input, n=int(n))
 
 
-def erfc(input):
-    return ErfcBackward0.apply(input)
-
-
-def erfinv(input):
-    return ErfinvBackward0.apply(input)
-
-
-def logit(input, eps=None):
-    return LogitBackward0.apply(input, eps=None if eps is None or eps < 0 else float(eps))
-
-
-def sinc(input):
-    return SincBackward0.apply(input)
-
-
-def xlog1py(input, other):
-    if not isinstance(input, Tensor):
-        return SpecialXlog1PyBackward1.apply(input, other)
-    if not isinstance(other, Tensor):
-        return SpecialXlog1PyBackward2.apply(input, other)
-    return SpecialXlog1PyBackward0.apply(input, other)
-
-
-def i0(input):
-    return I0Backward0.apply(input)
-
-
-def i1(input):
-    return SpecialI1Backward0.apply(input)
-
-
 def mvlgamma(input, p):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     return MvlgammaBackward0.apply(input, p=int(p))
 
 
-def ndtr(input):
-    return erfc(input * (-1 / math.sqrt(2))) * 0.5
+def _derivative_missing(what):
+    return NotImplementedError(f"the derivative for '{what}' is not implemented.")
 
 
-def ndtri(input):
-    return SpecialNdtriBackward0.apply(input)
+def _float_result(name, arrays, half=True):
+    """The result dtype of a floating-point function of ``arrays`` (ints and bools give the
+    default dtype); complex, and half precision unless ``half``, are not implemented."""
+    from ...tensor import DEFAULT
+    dtype = result_type(arrays)
+    if dtype.kind in "biu":
+        dtype = DEFAULT.float
+    if dtype.kind == "c" or (dtype == np.float16 and not half):
+        first = next(a for a in arrays if hasattr(a, "dtype"))
+        raise not_implemented(name, dtype, first)
+    return dtype
 
 
-def log_ndtr(input):
-    return SpecialLogNdtrBackward0.apply(input)
+def _both_tensors(name, input, other):
+    for pos, arg, v in ((1, "input", input), (2, "other", other)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(v).__name__}")
 
 
-def entr(input):
-    return SpecialEntrBackward0.apply(input)
+def _out(y, out):
+    if out is None:
+        return y
+    out.copy_(y)
+    return out
 
 
-OPS = [LgammaBackward0, DigammaBackward0, PolygammaBackward0, ErfcBackward0, ErfinvBackward0,
-       SpecialNdtriBackward0, SpecialLogNdtrBackward0, I0Backward0, SpecialI1Backward0,
-       LogitBackward0, SincBackward0, SpecialEntrBackward0, SpecialXlog1PyBackward0,
-       SpecialXlog1PyBackward1, SpecialXlog1PyBackward2, MvlgammaBackward0]
+# -- erfcx, i0e, i1e ------------------------------------------------------------------------------
+class _Scaled(Op):
+    """An elementwise function of one input computed in float64 (subclasses set fn, name)."""
+    elementwise = True
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+    half = True
+    op_name = ""
+
+    def forward(self, xp, x):
+        if x.dtype.kind == "c" or (x.dtype == np.float16 and not self.half):
+            raise not_implemented(self.op_name, x.dtype, x)
+        x = _float(xp, x)
+        return _back(xp.asarray(type(self).fn(xp, x)), x)
+
+
+def _tensor_input(name, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"special_{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
+OPS = [LgammaBackward0, DigammaBackward0, PolygammaBackward0, MvlgammaBackward0]

@@ -1,0 +1,14 @@
+"""Temporary: the old path of special.polynomials; removed once every importer uses the new
+homes."""
+
+import importlib as _importlib
+
+_HOMES = ('gpugrad.ops.special.polynomials',)   # where its names went
+
+
+def __getattr__(name):
+    for home in _HOMES:
+        mod = _importlib.import_module(home)
+        if hasattr(mod, name):
+            return getattr(mod, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,18 @@
+"""Temporary: the old path of nn.pooling, nn.embedding, nn.conv; removed once every importer
+uses the new homes."""
+
+import importlib as _importlib
+
+_HOMES = (
+    'gpugrad.ops.nn.pooling',
+    'gpugrad.ops.nn.embedding',
+    'gpugrad.ops.nn.conv',
+)   # where its names went
+
+
+def __getattr__(name):
+    for home in _HOMES:
+        mod = _importlib.import_module(home)
+        if hasattr(mod, name):
+            return getattr(mod, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
