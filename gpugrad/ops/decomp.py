@@ -1,12 +1,12 @@
-"""Temporary: the old path of linalg.decompositions, linalg.lu, linalg.solve; removed once
-every importer uses the new homes."""
+"""Temporary: the old path of linalg.decompositions, linalg.triangular, linalg.solvers; removed
+once every importer uses the new homes."""
 
 import importlib as _importlib
 
 _HOMES = (
     'gpugrad.ops.linalg.decompositions',
-    'gpugrad.ops.linalg.lu',
-    'gpugrad.ops.linalg.solve',
+    'gpugrad.ops.linalg.triangular',
+    'gpugrad.ops.linalg.solvers',
 )   # where its names went
 
 

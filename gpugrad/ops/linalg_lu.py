@@ -1,9 +1,12 @@
-"""Temporary: the old path of linalg.lu, linalg.solve; removed once every importer uses the new
-homes."""
+"""Temporary: the old path of linalg.triangular, linalg.solvers; removed once every importer
+uses the new homes."""
 
 import importlib as _importlib
 
-_HOMES = ('gpugrad.ops.linalg.lu', 'gpugrad.ops.linalg.solve')   # where its names went
+_HOMES = (
+    'gpugrad.ops.linalg.triangular',
+    'gpugrad.ops.linalg.solvers',
+)   # where its names went
 
 
 def __getattr__(name):

@@ -1,17 +1,17 @@
-"""Temporary: the old path of linalg (its __all__), linalg.solve, linalg.decompositions,
-linalg.norms, linalg.lstsq, linalg.products, linalg.lu; removed once every importer uses the
-new homes."""
+"""Temporary: the old path of linalg (its __all__), linalg.solvers, linalg.decompositions,
+linalg.norms, linalg.lstsq, linalg.products, linalg.triangular; removed once every importer
+uses the new homes."""
 
 import importlib as _importlib
 
 _HOMES = (
     'gpugrad.ops.linalg',
-    'gpugrad.ops.linalg.solve',
+    'gpugrad.ops.linalg.solvers',
     'gpugrad.ops.linalg.decompositions',
     'gpugrad.ops.linalg.norms',
     'gpugrad.ops.linalg.lstsq',
     'gpugrad.ops.linalg.products',
-    'gpugrad.ops.linalg.lu',
+    'gpugrad.ops.linalg.triangular',
 )   # where its names went
 
 

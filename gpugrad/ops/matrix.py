@@ -1,10 +1,10 @@
-"""Temporary: the old path of linalg.solve, linalg.products, linalg.norms,
+"""Temporary: the old path of linalg.solvers, linalg.products, linalg.norms,
 linalg.decompositions, shape.diagonal; removed once every importer uses the new homes."""
 
 import importlib as _importlib
 
 _HOMES = (
-    'gpugrad.ops.linalg.solve',
+    'gpugrad.ops.linalg.solvers',
     'gpugrad.ops.linalg.products',
     'gpugrad.ops.linalg.norms',
     'gpugrad.ops.linalg.decompositions',

@@ -1,4 +1,4 @@
-"""Temporary: the old path of pointwise.arithmetic, reduction.scan, pointwise.binary,
+"""Temporary: the old path of reduction.scan, pointwise.arithmetic, pointwise.binary,
 shape.views, reduction.reduce, shape.flip, pointwise.unary, pointwise.minmax,
 indexing.getitem, indexing.gather, reduction.calculus, shape.repeat, shape.joining; removed
 once every importer uses the new homes."""
@@ -6,8 +6,8 @@ once every importer uses the new homes."""
 import importlib as _importlib
 
 _HOMES = (
-    'gpugrad.ops.pointwise.arithmetic',
     'gpugrad.ops.reduction.scan',
+    'gpugrad.ops.pointwise.arithmetic',
     'gpugrad.ops.pointwise.binary',
     'gpugrad.ops.shape.views',
     'gpugrad.ops.reduction.reduce',

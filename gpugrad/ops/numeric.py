@@ -1,14 +1,14 @@
-"""Temporary: the old path of pointwise.bitwise, reduction.scan, reduction.extrema,
-reduction.sorting, pointwise.minmax, linalg.norms, pointwise.arithmetic, reduction.reduce,
+"""Temporary: the old path of reduction.sorting, pointwise.bitwise, reduction.scan,
+reduction.extrema, pointwise.minmax, linalg.norms, pointwise.arithmetic, reduction.reduce,
 reduction.histogram, creation, random; removed once every importer uses the new homes."""
 
 import importlib as _importlib
 
 _HOMES = (
+    'gpugrad.ops.reduction.sorting',
     'gpugrad.ops.pointwise.bitwise',
     'gpugrad.ops.reduction.scan',
     'gpugrad.ops.reduction.extrema',
-    'gpugrad.ops.reduction.sorting',
     'gpugrad.ops.pointwise.minmax',
     'gpugrad.ops.linalg.norms',
     'gpugrad.ops.pointwise.arithmetic',

@@ -1,16 +1,17 @@
-"""Temporary: the old path of reduction.calculus, indexing.scatter, linalg.products,
-shape.joining, shape.triangular, indexing.gather, reduction.histogram, shape.diagonal,
-linalg.norms, reduction.sorting, indexing.masked, indexing.getitem, shape.stacking; removed
+"""Temporary: the old path of reduction.calculus, shape.triangular, indexing.scatter,
+shape.stacking, linalg.products, shape.joining, indexing.gather, reduction.histogram,
+shape.diagonal, linalg.norms, reduction.sorting, indexing.masked, indexing.getitem; removed
 once every importer uses the new homes."""
 
 import importlib as _importlib
 
 _HOMES = (
     'gpugrad.ops.reduction.calculus',
+    'gpugrad.ops.shape.triangular',
     'gpugrad.ops.indexing.scatter',
+    'gpugrad.ops.shape.stacking',
     'gpugrad.ops.linalg.products',
     'gpugrad.ops.shape.joining',
-    'gpugrad.ops.shape.triangular',
     'gpugrad.ops.indexing.gather',
     'gpugrad.ops.reduction.histogram',
     'gpugrad.ops.shape.diagonal',
@@ -18,7 +19,6 @@ _HOMES = (
     'gpugrad.ops.reduction.sorting',
     'gpugrad.ops.indexing.masked',
     'gpugrad.ops.indexing.getitem',
-    'gpugrad.ops.shape.stacking',
 )   # where its names went
 
 

@@ -1,5 +1,5 @@
 """Temporary: the old path of special (its __all__), special.gamma, special.bessel,
-special.incomplete_gamma, special.zeta, special.error, special._numerics,
+special.incomplete_gamma, special.hurwitz_zeta, special.error, special._numerics,
 special.polynomials, pointwise.arithmetic, special._series; removed once every importer uses
 the new homes."""
 
@@ -10,7 +10,7 @@ _HOMES = (
     'gpugrad.ops.special.gamma',
     'gpugrad.ops.special.bessel',
     'gpugrad.ops.special.incomplete_gamma',
-    'gpugrad.ops.special.zeta',
+    'gpugrad.ops.special.hurwitz_zeta',
     'gpugrad.ops.special.error',
     'gpugrad.ops.special._numerics',
     'gpugrad.ops.special.polynomials',

@@ -17,10 +17,10 @@ from .decompositions import (
     svd,
 )
 from .lstsq import lstsq
-from .lu import lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular
 from .norms import cond
 from .products import vander
-from .solve import inv_ex, solve_ex, tensorinv, tensorsolve
+from .solvers import inv_ex, solve_ex, tensorinv, tensorsolve
+from .triangular import lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular
 
 # every name in __all__ is attached to gpugrad.linalg
 __all__ = ["qr", "eigh", "eigvalsh", "svd", "pinv", "matrix_rank", "lstsq", "solve_triangular",

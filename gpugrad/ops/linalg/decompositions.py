@@ -15,8 +15,7 @@ import numpy as np
 from ..._backend import xp_of
 from ...tensor import Tensor, scalar_name
 from .._op import Op
-from .lu import _tri
-from .solve import (
+from .solvers import (
     CholeskyExResult,
     LinAlgError,
     _batches,
@@ -29,6 +28,7 @@ from .solve import (
     _solved,
     _where,
 )
+from .triangular import _tri
 
 
 def _not_positive_definite(xp, m):

@@ -122,7 +122,7 @@ def pinverse(input, rcond=1e-15):
 
 def lu(A, pivot=True, get_infos=False):
     """(LU, pivots), and info with get_infos=True: ``linalg.lu_factor_ex``."""
-    from .lu import lu_factor_ex
+    from .triangular import lu_factor_ex
     _deprecated("lu", "gpugrad.lu is deprecated in favor of gpugrad.linalg.lu_factor / "
                 "gpugrad.linalg.lu_factor_ex and will be removed in a future release.")
     lu_, pivots, info = lu_factor_ex(A, pivot=pivot)
@@ -130,14 +130,14 @@ def lu(A, pivot=True, get_infos=False):
 
 
 def lu_solve(b, LU_data, LU_pivots):  # noqa: N803
-    from .lu import lu_solve as linalg_lu_solve
+    from .triangular import lu_solve as linalg_lu_solve
     return linalg_lu_solve(LU_data, LU_pivots, b)
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):  # noqa: N803
     """(P, L, U) from the packed output of lu_factor (empty tensors for what is not unpacked)."""
     from .. import tensor_ns
-    from .lu import _permutation, _unpack
+    from .triangular import _permutation, _unpack
     xp = xp_of(LU_data._data)
     m, n = LU_data.shape[-2:]
     dtype = LU_data._data.dtype
@@ -149,7 +149,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):  # noqa
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """(X, A) with op(A) X = b, op(A) = A^T for transpose=True."""
-    from .lu import solve_triangular
+    from .triangular import solve_triangular
     _deprecated("triangular_solve", "gpugrad.triangular_solve is deprecated in favor of "
                 "gpugrad.linalg.solve_triangular and will be removed in a future release. "
                 "gpugrad.linalg.solve_triangular has its arguments reversed and does not return "
@@ -173,7 +173,7 @@ def _factor_checks(fn, L):
 
 def cholesky_solve(B, L, upper=False):
     """X with A X = B for A = L L^T (A = U^T U for upper=True): two triangular solves."""
-    from .lu import solve_triangular
+    from .triangular import solve_triangular
     if B.ndim < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {B.ndim} dimensions "
                            f"instead")

@@ -11,7 +11,7 @@ from .decompositions import (
     pinv,
     svd,
 )
-from .solve import (
+from .solvers import (
     _DRIVERS,
     LstsqResult,
     _empty,

@@ -10,7 +10,7 @@ from .._op import Op
 from .decompositions import (
     svd,
 )
-from .solve import inv_ex
+from .solvers import inv_ex
 
 
 def _kind_name(dtype):

@@ -14,7 +14,7 @@ from ...amp._state import lower as _lower
 from ...amp._state import state as _amp
 from ...tensor import Tensor, scalar_name
 from .._op import Op, broadcast_error
-from .solve import inv
+from .solvers import inv
 
 
 def outer(input, vec2):

@@ -22,8 +22,8 @@ from .bessel import (
     spherical_bessel_j0,
 )
 from .error import erfcx
+from .hurwitz_zeta import zeta
 from .incomplete_gamma import gammainc, gammaincc
-from .zeta import zeta
 
 # every name in __all__ is attached to gpugrad.special
 __all__: list = ["gammainc", "gammaincc", "zeta", "erfcx", "i0e", "i1e", "bessel_j0",

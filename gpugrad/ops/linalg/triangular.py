@@ -14,7 +14,7 @@ import numpy as np
 from ..._backend import xp_of
 from ...tensor import Tensor, scalar_name
 from .._op import Op
-from .solve import _mT, _raw
+from .solvers import _mT, _raw
 
 LuFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 
