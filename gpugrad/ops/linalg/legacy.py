@@ -62,7 +62,7 @@ def matrix_exp(A):
     return y
 
 
-# -- older names of the decompositions and solvers (see linalg_more.py) -------------------------
+# -- older names of the decompositions and solvers (see solvers.py, decompositions.py) ------------
 QrResult = namedtuple("qr", ["Q", "R"])
 
 

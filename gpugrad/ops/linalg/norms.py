@@ -7,9 +7,7 @@ import math
 
 from ...tensor import Tensor, scalar_name
 from .._op import Op
-from .decompositions import (
-    svd,
-)
+from .decompositions import svd
 from .solvers import inv_ex
 
 
@@ -55,7 +53,7 @@ class LinalgSvdBackward0(Op):
     def backward(self, F, gs, a):
         if F.fast:
             return F.matmul(self.u * gs[..., None, :], self.vh)
-        # under create_graph, U and Vh as differentiable functions of A (decomp.py's full SVD)
+        # under create_graph, U and Vh as differentiable functions of A (full SVD: decompositions)
         from .decompositions import svd
         u, _, vh = svd(a, full_matrices=False)
         return F.matmul(u * F.expand_dims(gs, -2), vh)

@@ -8,8 +8,8 @@ import math
 from ..._backend import xp_of
 from ...tensor import Tensor
 from .._op import Op
-from .comparison import signbit
-from .unary import _as_float, _integral_only, _kind, _pair
+from .comparison import _integral_only, _kind, _pair, signbit
+from .unary import _as_float
 
 
 def logaddexp2(input, other):

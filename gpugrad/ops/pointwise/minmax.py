@@ -159,7 +159,7 @@ def _raw(a):
     return a._data if isinstance(a, Tensor) else a
 
 
-# -- nan-ignoring extremes, float_power -----------------------------------------------------------
+# -- nan-ignoring extremes ------------------------------------------------------------------------
 def _fext(input, other, larger):
     a, b = _raw(input), _raw(other)
     xp = xp_of(a if isinstance(input, Tensor) else b)

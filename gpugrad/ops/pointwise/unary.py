@@ -12,9 +12,10 @@ import numpy as np
 
 from ... import kernels
 from ..._backend import xp_of
-from ...tensor import DEFAULT, Tensor, scalar_name
+from ...tensor import DEFAULT, Tensor
 from .._op import Op, direct
 from .arithmetic import _float, reciprocal
+from .comparison import ge, gt, le, lt, ne
 
 
 # -- transcendental -----------------------------------------------------------------------------
@@ -456,10 +457,6 @@ def _as_float(t):
     return t.to(DEFAULT.float) if isinstance(t, Tensor) and t.dtype.kind in "iub" else t
 
 
-def _kind(dtype):
-    return scalar_name(dtype).capitalize()
-
-
 def _raw(v):
     return v._data if isinstance(v, Tensor) else v
 
@@ -496,42 +493,6 @@ def frexp(input):
     _, e = xp.frexp(a)
     scale = Tensor._make(xp.ldexp(xp.ones_like(a), -e))   # 2 ** -e, exact
     return _FREXP(input * scale, Tensor._make(e.astype(np.int32)))
-
-
-# -- not differentiable -------------------------------------------------------------------------
-def _pair(input, other):
-    a, b = _raw(input), _raw(other)
-    xp = xp_of(a if isinstance(input, Tensor) else b)
-    return xp, xp.asarray(a), xp.asarray(b)
-
-
-def _integral_only(name, *arrays):
-    for v in arrays:
-        if v.dtype.kind not in "iub":
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_kind(v.dtype)}\'')
-
-
-def _predicate(ufunc):
-    def fn(input):
-        a = input._data
-        xp = xp_of(a)
-        return Tensor._make(xp.asarray(getattr(xp, ufunc)(a)))
-    fn.__name__ = ufunc
-    fn.__doc__ = f"numpy's {ufunc}, entrywise (a bool tensor)."
-    return fn
-
-
-def _compare(name):
-    def fn(input, other, *, out=None):
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                            f"({type(input).__name__}, {type(other).__name__})")
-        return getattr(input, name)(other)
-    fn.__name__ = name
-    return fn
-
-
-eq, ne, lt, le, gt, ge = (_compare(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 
 
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne

@@ -97,7 +97,7 @@ def fill_diagonal_(self, fill_value, wrap=False):
     return inplace(self, compute, raw=lambda a: a.__setitem__(where, fill_value))
 
 
-# -- products and distances -----------------------------------------------------------------------
+# -- flattened diagonals --------------------------------------------------------------------------
 def diagflat(input, offset=0):
     """The flattened input on the offset-th diagonal of a square matrix."""
     return diag(input.reshape(-1), offset)

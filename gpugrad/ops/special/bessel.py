@@ -8,10 +8,10 @@ import numpy as np
 
 from . import _bessel as bessel
 from ._numerics import _raw, i0_array, i1_array
-from .gamma import _array_or_op, _out, _Scaled, _Special, _tensor_input
-from .polynomials import (
-    evaluate,
-)
+from .error import _Scaled, _tensor_input
+from .gamma import _array_or_op, _Special
+from .incomplete_gamma import _out
+from .polynomials import evaluate
 
 
 class I0Backward0(_Special):

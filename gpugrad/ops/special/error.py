@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ...tensor import Tensor
 from .._op import Op
 from ..pointwise.arithmetic import _float
 from ._numerics import (
@@ -14,7 +17,9 @@ from ._numerics import (
     ndtri_array,
 )
 from ._series import erfcx_array
-from .gamma import _out, _Scaled, _Special, _tensor_input
+from .gamma import _Special
+from .incomplete_gamma import _out
+from .polynomials import not_implemented
 
 
 class ErfcBackward0(_Special):
@@ -88,6 +93,23 @@ def log_ndtr(input):
     return SpecialLogNdtrBackward0.apply(input)
 
 
+# -- erfcx, i0e, i1e ------------------------------------------------------------------------------
+class _Scaled(Op):
+    """An elementwise function of one input computed in float64 (subclasses set fn, name)."""
+    elementwise = True
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+    half = True
+    op_name = ""
+
+    def forward(self, xp, x):
+        if x.dtype.kind == "c" or (x.dtype == np.float16 and not self.half):
+            raise not_implemented(self.op_name, x.dtype, x)
+        x = _float(xp, x)
+        return _back(xp.asarray(type(self).fn(xp, x)), x)
+
+
 class SpecialErfcxBackward0(_Scaled):
     """y = exp(x^2) erfc(x); dy/dx = 2 x y - 2 / sqrt(pi)"""
     fn = staticmethod(erfcx_array)
@@ -96,6 +118,12 @@ class SpecialErfcxBackward0(_Scaled):
 
     def backward(self, F, gy, x, y):
         return gy * (x * y * 2 - 2 / _SQRT_PI)
+
+
+def _tensor_input(name, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"special_{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
 
 
 def erfcx(input, *, out=None):

@@ -6,17 +6,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..._backend import xp_of
-from ..._promotion import result_type
-from ...tensor import Tensor
 from .._op import Op
 from ..pointwise.arithmetic import _float
 from ._numerics import _back, _raw, digamma_array, lgamma_array, polygamma_array
-from .polynomials import (
-    not_implemented,
-)
 
 
 def _array_or_op(F, x, array_fn, op_fn, *args):
@@ -114,60 +107,6 @@ def mvlgamma(input, p):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     return MvlgammaBackward0.apply(input, p=int(p))
-
-
-def _derivative_missing(what):
-    return NotImplementedError(f"the derivative for '{what}' is not implemented.")
-
-
-def _float_result(name, arrays, half=True):
-    """The result dtype of a floating-point function of ``arrays`` (ints and bools give the
-    default dtype); complex, and half precision unless ``half``, are not implemented."""
-    from ...tensor import DEFAULT
-    dtype = result_type(arrays)
-    if dtype.kind in "biu":
-        dtype = DEFAULT.float
-    if dtype.kind == "c" or (dtype == np.float16 and not half):
-        first = next(a for a in arrays if hasattr(a, "dtype"))
-        raise not_implemented(name, dtype, first)
-    return dtype
-
-
-def _both_tensors(name, input, other):
-    for pos, arg, v in ((1, "input", input), (2, "other", other)):
-        if not isinstance(v, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                            f"{type(v).__name__}")
-
-
-def _out(y, out):
-    if out is None:
-        return y
-    out.copy_(y)
-    return out
-
-
-# -- erfcx, i0e, i1e ------------------------------------------------------------------------------
-class _Scaled(Op):
-    """An elementwise function of one input computed in float64 (subclasses set fn, name)."""
-    elementwise = True
-    saves = (0,)
-    saves_output = True
-    saved_names = ("self", "result")
-    half = True
-    op_name = ""
-
-    def forward(self, xp, x):
-        if x.dtype.kind == "c" or (x.dtype == np.float16 and not self.half):
-            raise not_implemented(self.op_name, x.dtype, x)
-        x = _float(xp, x)
-        return _back(xp.asarray(type(self).fn(xp, x)), x)
-
-
-def _tensor_input(name, input):
-    if not isinstance(input, Tensor):
-        raise TypeError(f"special_{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
 
 
 OPS = [LgammaBackward0, DigammaBackward0, PolygammaBackward0, MvlgammaBackward0]

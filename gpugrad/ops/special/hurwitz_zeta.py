@@ -5,7 +5,7 @@ from ...tensor import Tensor
 from .._op import Op
 from ._numerics import _back, _raw
 from ._series import zeta_array
-from .gamma import _derivative_missing, _float_result, _out
+from .incomplete_gamma import _derivative_missing, _float_result, _out
 
 
 # -- Hurwitz zeta ---------------------------------------------------------------------------------

@@ -3,14 +3,32 @@ igammac / gammaincc (numerics: _series.py).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..._promotion import result_type
+from ...tensor import Tensor
 from .._op import Op
 from ._numerics import lgamma_array
 from ._series import igamma_array, igammac_array
-from .gamma import _array_or_op, _both_tensors, _derivative_missing, _out, lgamma
-from .polynomials import (
-    not_implemented,
-)
+from .gamma import _array_or_op, lgamma
+from .polynomials import not_implemented
+
+
+def _derivative_missing(what):
+    return NotImplementedError(f"the derivative for '{what}' is not implemented.")
+
+
+def _float_result(name, arrays, half=True):
+    """The result dtype of a floating-point function of ``arrays`` (ints and bools give the
+    default dtype); complex, and half precision unless ``half``, are not implemented."""
+    from ...tensor import DEFAULT
+    dtype = result_type(arrays)
+    if dtype.kind in "biu":
+        dtype = DEFAULT.float
+    if dtype.kind == "c" or (dtype == np.float16 and not half):
+        first = next(a for a in arrays if hasattr(a, "dtype"))
+        raise not_implemented(name, dtype, first)
+    return dtype
 
 
 # -- incomplete gamma -----------------------------------------------------------------------------
@@ -44,6 +62,13 @@ class IgammacBackward0(IgammaBackward0):
     grad_sign = -1.0
 
 
+def _both_tensors(name, input, other):
+    for pos, arg, v in ((1, "input", input), (2, "other", other)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(v).__name__}")
+
+
 def igamma(input, other, *, out=None):
     """P(input, other); the gradient in ``input`` is not implemented (as in PyTorch)."""
     _both_tensors("igamma", input, other)
@@ -64,6 +89,13 @@ def gammainc(input, other, *, out=None):
 def gammaincc(input, other, *, out=None):
     _both_tensors("special_gammaincc", input, other)
     return _out(IgammacBackward0.apply(input, other), out)
+
+
+def _out(y, out):
+    if out is None:
+        return y
+    out.copy_(y)
+    return out
 
 
 OPS = [IgammaBackward0, IgammacBackward0]
