@@ -89,6 +89,9 @@ def _compare(name):
 eq, ne, lt, le, gt, ge = (_compare(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 
 
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     a = input._data
     return Tensor._make(xp_of(a).isclose(a, _data(other), rtol, atol, equal_nan))

@@ -15,7 +15,6 @@ from ..._backend import xp_of
 from ...tensor import DEFAULT, Tensor
 from .._op import Op, direct
 from .arithmetic import _float, reciprocal
-from .comparison import ge, gt, le, lt, ne
 
 
 # -- transcendental -----------------------------------------------------------------------------
@@ -493,9 +492,6 @@ def frexp(input):
     _, e = xp.frexp(a)
     scale = Tensor._make(xp.ldexp(xp.ones_like(a), -e))   # 2 ** -e, exact
     return _FREXP(input * scale, Tensor._make(e.astype(np.int32)))
-
-
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 class NanToNumBackward0(Op):
