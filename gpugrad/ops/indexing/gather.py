@@ -12,36 +12,6 @@ from ...tensor import Tensor, scalar_name
 from .._op import Op
 
 
-# -- not differentiable ------------------------------------------------------------------------
-def nonzero(input, *, as_tuple=False):
-    a = input._data
-    xp = xp_of(a)
-    if as_tuple:
-        return tuple(Tensor._make(i.astype(np.int64, copy=False))
-                     for i in xp.nonzero(a if a.ndim else a.reshape(1)))
-    return Tensor._make(xp.argwhere(a).astype(np.int64, copy=False))
-
-
-def _raw(a):
-    return a._data if isinstance(a, Tensor) else a
-
-
-def take(input, index):
-    """input read as a flat vector at ``index`` (negative positions count from the end)."""
-    from ..shape.views import reshape
-    from .getitem import getitem
-    a = _raw(index)
-    if a.dtype != np.int64:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
-                           f"{scalar_name(a.dtype).capitalize()}")
-    n = input.numel()
-    bad = (a < -n) | (a >= n)
-    if a.size and bool(bad.any()):
-        raise IndexError(f"out of range: tried to access index {int(a[bad].ravel()[0])} on a "
-                         f"tensor of {n} elements.")
-    return getitem(reshape(input, -1), Tensor._make(a % max(n, 1)))
-
-
 def _data(t):
     return t._data if isinstance(t, Tensor) else t
 
@@ -118,6 +88,36 @@ def index_select(input, dim, index):
     a = a.reshape(-1)
     _check_bounds(a, input.shape[dim], dim, "index out of range in self")
     return IndexSelectBackward0.apply(input, dim=dim, index=a)
+
+
+# -- not differentiable ------------------------------------------------------------------------
+def nonzero(input, *, as_tuple=False):
+    a = input._data
+    xp = xp_of(a)
+    if as_tuple:
+        return tuple(Tensor._make(i.astype(np.int64, copy=False))
+                     for i in xp.nonzero(a if a.ndim else a.reshape(1)))
+    return Tensor._make(xp.argwhere(a).astype(np.int64, copy=False))
+
+
+def _raw(a):
+    return a._data if isinstance(a, Tensor) else a
+
+
+def take(input, index):
+    """input read as a flat vector at ``index`` (negative positions count from the end)."""
+    from ..shape.views import reshape
+    from .getitem import getitem
+    a = _raw(index)
+    if a.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{scalar_name(a.dtype).capitalize()}")
+    n = input.numel()
+    bad = (a < -n) | (a >= n)
+    if a.size and bool(bad.any()):
+        raise IndexError(f"out of range: tried to access index {int(a[bad].ravel()[0])} on a "
+                         f"tensor of {n} elements.")
+    return getitem(reshape(input, -1), Tensor._make(a % max(n, 1)))
 
 
 argwhere = nonzero

@@ -17,48 +17,6 @@ from .._op import Op, unbroadcast
 from ..shape.views import AliasBackward0, _as_view, _view_op
 
 
-def select(input, dim, index):
-    d = input._dim(dim)
-    n = input.shape[d]
-    if not -n <= index < n:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(input.shape)} at dimension {dim}")
-    return getitem(input, (slice(None),) * d + (int(index),))
-
-
-def as_strided(input, size, stride, storage_offset=None):
-    """The entries at storage_offset + sum_i k_i * stride[i] of the input's elements (taken in
-    row-major order), as a tensor of ``size``. Differentiable (overlapping entries add their
-    gradients); for a contiguous input the result is a view sharing its memory."""
-    from ..shape.views import _as_view
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    if any(s < 0 for s in stride):
-        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
-                           f"strides: {list(stride)}")
-    offset = 0 if storage_offset is None else int(storage_offset)
-    a = input._data
-    need = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
-    if need > a.size:
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
-                           f"offset {offset}, and itemsize {a.itemsize} requiring a storage size "
-                           f"of {need * a.itemsize} are out of bounds for storage of size "
-                           f"{a.size * a.itemsize}")
-    xp = xp_of(a)
-    pos = xp.full(size, offset, dtype=np.int64)
-    for i, (n, s) in enumerate(zip(size, stride)):
-        pos = pos + (xp.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(size) - i - 1))
-    y = IndexBackward0.apply(input.reshape(-1), index=(pos,))
-    if a.flags.c_contiguous:
-        def view_fn(b):
-            flat = b.reshape(-1)[offset:]
-            return xp.lib.stride_tricks.as_strided(flat, size, [s * b.itemsize for s in stride])
-        y._data = view_fn(a)
-        _as_view(y, input, view_fn)
-    return y
-
-
 class SliceBackward0(Op):
     """y = x[index]"""
     __slots__ = ("shape", "index")
@@ -274,21 +232,13 @@ def _normalize_index(index, xp, ndim):
 
 
 _FULL = slice(None)
-
-
 _PLAIN = frozenset((int, bool))
-
-
 _INDEX_DTYPES = frozenset(np.dtype(d) for d in (np.int64, np.int32, np.bool_))
-
-
 SEQUENCE_WARNING = (
     "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
     "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
     "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error "
     "or a different result")
-
-
 UINT8_WARNING = ("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
                  "torch.bool instead.")
 
@@ -461,6 +411,48 @@ def setitem(x, index, value):
         return setitem(getitem(x, idx.basic), idx.adv, value)
     inplace(x, lambda t, v: CopySlices.apply(t, v, index=idx), value,
             raw=lambda a, v: a.__setitem__(idx, v))
+
+
+def select(input, dim, index):
+    d = input._dim(dim)
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {dim}")
+    return getitem(input, (slice(None),) * d + (int(index),))
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """The entries at storage_offset + sum_i k_i * stride[i] of the input's elements (taken in
+    row-major order), as a tensor of ``size``. Differentiable (overlapping entries add their
+    gradients); for a contiguous input the result is a view sharing its memory."""
+    from ..shape.views import _as_view
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    offset = 0 if storage_offset is None else int(storage_offset)
+    a = input._data
+    need = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if need > a.size:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset}, and itemsize {a.itemsize} requiring a storage size "
+                           f"of {need * a.itemsize} are out of bounds for storage of size "
+                           f"{a.size * a.itemsize}")
+    xp = xp_of(a)
+    pos = xp.full(size, offset, dtype=np.int64)
+    for i, (n, s) in enumerate(zip(size, stride)):
+        pos = pos + (xp.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(size) - i - 1))
+    y = IndexBackward0.apply(input.reshape(-1), index=(pos,))
+    if a.flags.c_contiguous:
+        def view_fn(b):
+            flat = b.reshape(-1)[offset:]
+            return xp.lib.stride_tricks.as_strided(flat, size, [s * b.itemsize for s in stride])
+        y._data = view_fn(a)
+        _as_view(y, input, view_fn)
+    return y
 
 
 OPS = [SliceBackward0, SelectBackward0, IndexBackward0, IndexPutBackward0, CopySlices,

@@ -11,31 +11,6 @@ from .gather import _data
 from .getitem import CopySlices
 
 
-class MaskedSelectBackward0(Op):
-    """y = the entries of x (broadcast against mask) where mask is true, in row-major order"""
-    __slots__ = ("shape", "full", "where")
-    temps = ("where",)
-
-    def forward(self, xp, x, mask=None):
-        full = np.broadcast_shapes(x.shape, mask.shape)
-        self.shape, self.full = x.shape, full
-        self.where = xp.nonzero(xp.broadcast_to(mask, full))
-        return xp.broadcast_to(x, full)[self.where]
-
-    def bad_input(self, e, arrays, kw):
-        return broadcast_error(e, [kw["mask"], arrays[0]])
-
-    def backward(self, F, gy):
-        return unbroadcast(F, F.index_add(self.full, self.where, gy), self.shape)
-
-
-def masked_select(input, mask):
-    m = _data(mask)
-    if m.dtype.kind != "b":
-        raise RuntimeError("masked_select: expected BoolTensor for mask")
-    return MaskedSelectBackward0.apply(input, mask=m)
-
-
 class MaskedFillBackward0(Op):
     """y = value where mask else x   (value a number)"""
     __slots__ = ("keep",)
@@ -88,6 +63,31 @@ def masked_fill(input, mask, value):
     return MaskedFillBackward0.apply(input, mask=m, value=value)
 
 
+class MaskedSelectBackward0(Op):
+    """y = the entries of x (broadcast against mask) where mask is true, in row-major order"""
+    __slots__ = ("shape", "full", "where")
+    temps = ("where",)
+
+    def forward(self, xp, x, mask=None):
+        full = np.broadcast_shapes(x.shape, mask.shape)
+        self.shape, self.full = x.shape, full
+        self.where = xp.nonzero(xp.broadcast_to(mask, full))
+        return xp.broadcast_to(x, full)[self.where]
+
+    def bad_input(self, e, arrays, kw):
+        return broadcast_error(e, [kw["mask"], arrays[0]])
+
+    def backward(self, F, gy):
+        return unbroadcast(F, F.index_add(self.full, self.where, gy), self.shape)
+
+
+def masked_select(input, mask):
+    m = _data(mask)
+    if m.dtype.kind != "b":
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    return MaskedSelectBackward0.apply(input, mask=m)
+
+
 def masked_scatter(input, mask, source):
     """input with the entries where mask is True replaced by source's first entries, in
     row-major order"""
@@ -108,4 +108,4 @@ def masked_scatter(input, mask, source):
     return CopySlices.apply(x, source.reshape(-1)[:k], index=(m,))
 
 
-OPS = [MaskedSelectBackward0, MaskedFillBackward0, MaskedFillBackward1]
+OPS = [MaskedFillBackward0, MaskedFillBackward1, MaskedSelectBackward0]

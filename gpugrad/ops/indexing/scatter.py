@@ -18,63 +18,6 @@ from .._op import Op, _device_error
 from .gather import _along, _data
 from .getitem import CopySlices
 
-
-def _scatter_into(input, src, index, slice_shape):
-    if tuple(src.shape) != tuple(slice_shape):
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
-                           f"{list(src.shape)}, slice size = {list(slice_shape)}")
-    return CopySlices.apply(input, src, index=index)
-
-
-def select_scatter(input, src, dim, index):
-    """input with input.select(dim, index) replaced by src"""
-    d = input._dim(dim)
-    part = input.select(d, index)
-    return _scatter_into(input, src, (slice(None),) * d + (index,), part.shape)
-
-
-def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
-    """input with input[..., start:end:step, ...] (along dim) replaced by src"""
-    d = input._dim(dim)
-    idx = (slice(None),) * d + (slice(start, end, step),)
-    return _scatter_into(input, src, idx, input._data[idx].shape)
-
-
-def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
-    """input with input.diagonal(offset, dim1, dim2) replaced by src"""
-    part = input.diagonal(offset, dim1, dim2)
-    d1, d2 = input._dim(dim1), input._dim(dim2)
-    xp = xp_of(input._data)
-    # the flat positions of the diagonal's entries, in the order diagonal() lists them
-    pos = xp.diagonal(xp.arange(input.numel()).reshape(input.shape), offset, d1, d2)
-    return _scatter_into(input.reshape(-1), src, (pos,), part.shape).reshape(input.shape)
-
-
-_INDEX_REDUCE = ("prod", "mean", "amax", "amin")
-
-
-def index_reduce(input, dim, index, source, reduce, *, include_self=True):
-    """input with source's slices reduced (prod, mean, amax or amin) into the slices of input
-    that index names along dim; include_self=False leaves input's own values out of the slices
-    written to."""
-    if reduce not in _INDEX_REDUCE:
-        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
-                           f"amin but got {reduce}.")
-    d = input._dim(dim)
-    a = index._data.reshape(-1)
-    n = input.shape[d] if input.ndim else 1
-    if a.size and bool(((a < -n) | (a >= n)).any()):
-        raise IndexError("index out of range in self")
-    xp = xp_of(a)
-    a = xp.where(a < 0, a + n, a).astype(np.int64)
-    view = [1] * source.ndim
-    if source.ndim:
-        view[d] = a.size
-    full = xp.broadcast_to(a.reshape(view), source.shape)
-    return scatter_reduce(input, d, Tensor._make(xp.ascontiguousarray(full)), source, reduce,
-                          include_self=include_self)
-
-
 _UFUNC = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 
 
@@ -543,6 +486,62 @@ def take_along_dim(input, indices, dim=None):
 
 def _t(i):
     return i if isinstance(i, Tensor) else Tensor._make(i)
+
+
+def _scatter_into(input, src, index, slice_shape):
+    if tuple(src.shape) != tuple(slice_shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(slice_shape)}")
+    return CopySlices.apply(input, src, index=index)
+
+
+def select_scatter(input, src, dim, index):
+    """input with input.select(dim, index) replaced by src"""
+    d = input._dim(dim)
+    part = input.select(d, index)
+    return _scatter_into(input, src, (slice(None),) * d + (index,), part.shape)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """input with input[..., start:end:step, ...] (along dim) replaced by src"""
+    d = input._dim(dim)
+    idx = (slice(None),) * d + (slice(start, end, step),)
+    return _scatter_into(input, src, idx, input._data[idx].shape)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """input with input.diagonal(offset, dim1, dim2) replaced by src"""
+    part = input.diagonal(offset, dim1, dim2)
+    d1, d2 = input._dim(dim1), input._dim(dim2)
+    xp = xp_of(input._data)
+    # the flat positions of the diagonal's entries, in the order diagonal() lists them
+    pos = xp.diagonal(xp.arange(input.numel()).reshape(input.shape), offset, d1, d2)
+    return _scatter_into(input.reshape(-1), src, (pos,), part.shape).reshape(input.shape)
+
+
+_INDEX_REDUCE = ("prod", "mean", "amax", "amin")
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """input with source's slices reduced (prod, mean, amax or amin) into the slices of input
+    that index names along dim; include_self=False leaves input's own values out of the slices
+    written to."""
+    if reduce not in _INDEX_REDUCE:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    d = input._dim(dim)
+    a = index._data.reshape(-1)
+    n = input.shape[d] if input.ndim else 1
+    if a.size and bool(((a < -n) | (a >= n)).any()):
+        raise IndexError("index out of range in self")
+    xp = xp_of(a)
+    a = xp.where(a < 0, a + n, a).astype(np.int64)
+    view = [1] * source.ndim
+    if source.ndim:
+        view[d] = a.size
+    full = xp.broadcast_to(a.reshape(view), source.shape)
+    return scatter_reduce(input, d, Tensor._make(xp.ascontiguousarray(full)), source, reduce,
+                          include_self=include_self)
 
 
 OPS = [ScatterBackward0, ScatterBackward1, ScatterAddBackward0, ScatterReduceBackward0,

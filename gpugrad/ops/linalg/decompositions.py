@@ -30,142 +30,15 @@ from .solvers import (
 )
 from .triangular import _tri
 
-
-def _not_positive_definite(xp, m):
-    """1-based order of the first leading minor of ``m`` that is not positive-definite, or 0
-    (Cholesky-Banachiewicz on the lower triangle, as LAPACK reads it)."""
-    n = m.shape[-1]
-    low = xp.zeros(m.shape, dtype=np.float64 if m.dtype.kind != "c" else np.complex128)
-    for j in range(n):
-        d = m[j, j] - (low[j, :j] * low[j, :j]).sum()
-        if not d > 0:
-            return j + 1
-        low[j, j] = d ** 0.5
-        low[j + 1:, j] = (m[j + 1:, j] - low[j + 1:, :j] @ low[j, :j]) / low[j, j]
-    return 0
-
-
-def _cholesky(xp, a):
-    def not_pd():
-        for b, m in enumerate(_batches(a)):
-            k = _not_positive_definite(xp, m)
-            if k:
-                raise LinAlgError(f"linalg.cholesky: {_where(a, b)}The factorization could not "
-                                  f"be completed because the input is not positive-definite "
-                                  f"(the leading minor of order {k} is not positive-definite).")
-    # a failed factorisation leaves the failing (non-positive) pivot on the diagonal
-    return _solved(xp, a, lambda: xp.linalg.cholesky(a), not_pd, lambda low: not bool(
-        (xp.diagonal(low, axis1=-2, axis2=-1) > 0).all()))
-
-
-class LinalgCholeskyExBackward0(Op):
-    """L = cholesky(A), A = L L^T (U = L^T for upper=True)"""
-    __slots__ = ("upper",)
-    saves_output = True
-    saved_names = ("L",)
-
-    def forward(self, xp, a, upper=False):
-        self.upper = upper
-        low = _cholesky(xp, a)
-        return xp.ascontiguousarray(xp.swapaxes(low, -1, -2)) if upper else low
-
-    def backward(self, F, gy, y):
-        low, gl = (_mT(F, y), _mT(F, gy)) if self.upper else (y, gy)
-        inv_low = _inv(F, low)
-        n, yr = y.shape[-1], _raw(y)
-        half_diag = 1 - 0.5 * xp_of(yr).eye(n, dtype=yr.dtype)
-        phi = F.tril(F.matmul(_mT(F, low), gl), 0) * half_diag
-        ga = F.matmul(F.matmul(_mT(F, inv_low), phi), inv_low)
-        return (ga + _mT(F, ga)) * 0.5   # symmetric, as A is
-
-
-def cholesky(A, *, upper=False):
-    _matrices("linalg.cholesky", A)
-    return LinalgCholeskyExBackward0.apply(A, upper=upper)
-
-
-def cholesky_ex(A, *, upper=False, check_errors=False):
-    """(L, info): info is 0, or the order of the first leading minor that is not
-    positive-definite (its L is then the identity, where LAPACK leaves a partial factor)."""
-    _matrices("linalg.cholesky", A)
-    try:
-        low = LinalgCholeskyExBackward0.apply(A, upper=upper)
-        return CholeskyExResult(low, _info(A, np.zeros(A.shape[:-2])))
-    except LinAlgError:
-        a = A._data
-        codes = [_not_positive_definite(xp_of(a), m) for m in _batches(a)]
-    if check_errors:
-        b, k = next((b, k) for b, k in enumerate(codes) if k)
-        raise LinAlgError(f"linalg.cholesky_ex: {_where(A, b)}The factorization could not be "
-                          f"completed because the input is not positive-definite (the leading "
-                          f"minor of order {k} is not positive-definite).")
-    info = _info(A, codes)
-    return CholeskyExResult(LinalgCholeskyExBackward0.apply(_replace_failed(A, info), upper=upper),
-                            info)
-
-
-def householder_product(A, tau):
-    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, where v_i is column i of A
-    below the diagonal with a 1 on it (the Q that geqrf's output encodes)."""
-    from .products import matmul
-    fn = "torch.linalg.householder_product"
-    if A.ndim < 2:
-        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
-    m, n = A.shape[-2:]
-    k = tau.shape[-1]
-    if m < n:
-        raise RuntimeError(f"{fn}: input.shape[-2] must be greater than or equal to "
-                           f"input.shape[-1]")
-    if n < k:
-        raise RuntimeError(f"{fn}: input.shape[-1] must be greater than or equal to "
-                           f"tau.shape[-1]")
-    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
-        raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
-                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
-    a = A._data
-    xp = xp_of(a)
-    q = Tensor._make(xp.broadcast_to(xp.eye(m, dtype=a.dtype), A.shape[:-2] + (m, m)).copy())
-    rows = xp.arange(m)
-    for i in range(k):
-        v = A[..., :, i] * (rows > i).astype(a.dtype) + (rows == i).astype(a.dtype)
-        qv = matmul(q, v.unsqueeze(-1))
-        q = q - (tau[..., i, None, None] * qv) * v.unsqueeze(-2)
-    return q[..., :, :n]
-
-
-def _no_complex(fn, A):
-    _matrices(fn, A)
-    raise NotImplementedError(f"{fn}: the eigenvalues of a general real matrix are complex, and "
-                              f"gpugrad has no complex dtypes; for a symmetric matrix use "
-                              f"linalg.eigh / linalg.eigvalsh")
-
-
-def eig(A):
-    _no_complex("linalg.eig", A)
-
-
-def eigvals(A):
-    _no_complex("linalg.eigvals", A)
-
-
 QrResult = namedtuple("linalg_qr", ["Q", "R"])
-
-
 EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-
-
 SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
-
-
 for _t in (QrResult, EighResult, SvdResult):
     _t.__module__ = "gpugrad.return_types"
-
 
 QR_MODE_R = ("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
              "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
              "linalg.qr.")
-
-
 QR_COMPLETE = "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
 
 
@@ -465,5 +338,122 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     return Tensor._make(xp.asarray(rank))
 
 
-OPS = [LinalgCholeskyExBackward0, LinalgQrBackward0, LinalgEighBackward0, LinalgSvdBackward0,
-       LinalgPinvBackward0]
+def _not_positive_definite(xp, m):
+    """1-based order of the first leading minor of ``m`` that is not positive-definite, or 0
+    (Cholesky-Banachiewicz on the lower triangle, as LAPACK reads it)."""
+    n = m.shape[-1]
+    low = xp.zeros(m.shape, dtype=np.float64 if m.dtype.kind != "c" else np.complex128)
+    for j in range(n):
+        d = m[j, j] - (low[j, :j] * low[j, :j]).sum()
+        if not d > 0:
+            return j + 1
+        low[j, j] = d ** 0.5
+        low[j + 1:, j] = (m[j + 1:, j] - low[j + 1:, :j] @ low[j, :j]) / low[j, j]
+    return 0
+
+
+def _cholesky(xp, a):
+    def not_pd():
+        for b, m in enumerate(_batches(a)):
+            k = _not_positive_definite(xp, m)
+            if k:
+                raise LinAlgError(f"linalg.cholesky: {_where(a, b)}The factorization could not "
+                                  f"be completed because the input is not positive-definite "
+                                  f"(the leading minor of order {k} is not positive-definite).")
+    # a failed factorisation leaves the failing (non-positive) pivot on the diagonal
+    return _solved(xp, a, lambda: xp.linalg.cholesky(a), not_pd, lambda low: not bool(
+        (xp.diagonal(low, axis1=-2, axis2=-1) > 0).all()))
+
+
+class LinalgCholeskyExBackward0(Op):
+    """L = cholesky(A), A = L L^T (U = L^T for upper=True)"""
+    __slots__ = ("upper",)
+    saves_output = True
+    saved_names = ("L",)
+
+    def forward(self, xp, a, upper=False):
+        self.upper = upper
+        low = _cholesky(xp, a)
+        return xp.ascontiguousarray(xp.swapaxes(low, -1, -2)) if upper else low
+
+    def backward(self, F, gy, y):
+        low, gl = (_mT(F, y), _mT(F, gy)) if self.upper else (y, gy)
+        inv_low = _inv(F, low)
+        n, yr = y.shape[-1], _raw(y)
+        half_diag = 1 - 0.5 * xp_of(yr).eye(n, dtype=yr.dtype)
+        phi = F.tril(F.matmul(_mT(F, low), gl), 0) * half_diag
+        ga = F.matmul(F.matmul(_mT(F, inv_low), phi), inv_low)
+        return (ga + _mT(F, ga)) * 0.5   # symmetric, as A is
+
+
+def cholesky(A, *, upper=False):
+    _matrices("linalg.cholesky", A)
+    return LinalgCholeskyExBackward0.apply(A, upper=upper)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """(L, info): info is 0, or the order of the first leading minor that is not
+    positive-definite (its L is then the identity, where LAPACK leaves a partial factor)."""
+    _matrices("linalg.cholesky", A)
+    try:
+        low = LinalgCholeskyExBackward0.apply(A, upper=upper)
+        return CholeskyExResult(low, _info(A, np.zeros(A.shape[:-2])))
+    except LinAlgError:
+        a = A._data
+        codes = [_not_positive_definite(xp_of(a), m) for m in _batches(a)]
+    if check_errors:
+        b, k = next((b, k) for b, k in enumerate(codes) if k)
+        raise LinAlgError(f"linalg.cholesky_ex: {_where(A, b)}The factorization could not be "
+                          f"completed because the input is not positive-definite (the leading "
+                          f"minor of order {k} is not positive-definite).")
+    info = _info(A, codes)
+    return CholeskyExResult(LinalgCholeskyExBackward0.apply(_replace_failed(A, info), upper=upper),
+                            info)
+
+
+def householder_product(A, tau):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, where v_i is column i of A
+    below the diagonal with a 1 on it (the Q that geqrf's output encodes)."""
+    from .products import matmul
+    fn = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    m, n = A.shape[-2:]
+    k = tau.shape[-1]
+    if m < n:
+        raise RuntimeError(f"{fn}: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1]")
+    if n < k:
+        raise RuntimeError(f"{fn}: input.shape[-1] must be greater than or equal to "
+                           f"tau.shape[-1]")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    a = A._data
+    xp = xp_of(a)
+    q = Tensor._make(xp.broadcast_to(xp.eye(m, dtype=a.dtype), A.shape[:-2] + (m, m)).copy())
+    rows = xp.arange(m)
+    for i in range(k):
+        v = A[..., :, i] * (rows > i).astype(a.dtype) + (rows == i).astype(a.dtype)
+        qv = matmul(q, v.unsqueeze(-1))
+        q = q - (tau[..., i, None, None] * qv) * v.unsqueeze(-2)
+    return q[..., :, :n]
+
+
+def _no_complex(fn, A):
+    _matrices(fn, A)
+    raise NotImplementedError(f"{fn}: the eigenvalues of a general real matrix are complex, and "
+                              f"gpugrad has no complex dtypes; for a symmetric matrix use "
+                              f"linalg.eigh / linalg.eigvalsh")
+
+
+def eig(A):
+    _no_complex("linalg.eig", A)
+
+
+def eigvals(A):
+    _no_complex("linalg.eigvals", A)
+
+
+OPS = [LinalgQrBackward0, LinalgEighBackward0, LinalgSvdBackward0, LinalgPinvBackward0,
+       LinalgCholeskyExBackward0]

@@ -1,8 +1,7 @@
 """``einsum``, computed the way PyTorch computes it: letters that only one operand has are summed
 first, then operands are contracted pairwise, left to right, each pair as one batched matrix
 product (permute, reshape, bmm). The graph is made of ordinary nodes, so gradients and double
-backward come from them, on every device.
-"""
+backward come from them, on every device."""
 from __future__ import annotations
 
 import math

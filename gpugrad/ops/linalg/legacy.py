@@ -64,24 +64,12 @@ def matrix_exp(A):
 
 # -- older names of the decompositions and solvers (see solvers.py, decompositions.py) ------------
 QrResult = namedtuple("qr", ["Q", "R"])
-
-
 SvdResult = namedtuple("svd", ["U", "S", "V"])
-
-
 LuUnpackResult = namedtuple("lu_unpack", ["P", "L", "U"])
-
-
 LuWithInfoResult = namedtuple("_lu_with_info", ["LU", "pivots", "info"])
-
-
 TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
-
-
 for _t in (QrResult, SvdResult, LuUnpackResult, LuWithInfoResult, TriangularSolveResult):
     _t.__module__ = "gpugrad.return_types"
-
-
 _warned: set = set()
 
 

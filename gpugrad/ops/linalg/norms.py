@@ -11,34 +11,6 @@ from .decompositions import svd
 from .solvers import inv_ex
 
 
-def _kind_name(dtype):
-    return scalar_name(dtype).capitalize()
-
-
-# -- distances ------------------------------------------------------------------------------------
-def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    """d[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p, from the differences (exact for every
-    p; the gradient at a zero distance is 0, as PyTorch's)."""
-    if x1.ndim < 2 or x2.ndim < 2:
-        bad, name = (x1, "X1") if x1.ndim < 2 else (x2, "X2")
-        raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {bad.ndim}D")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
-                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
-    if x1.dtype.kind != "f" or x2.dtype.kind != "f":
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
-                           f"{_kind_name(x1.dtype)}")
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    return vector_norm(diff, p, -1)
-
-
-def dist(input, other, p=2):
-    """||input - other||_p over all entries"""
-    return vector_norm(input - other, p)
-
-
 class LinalgSvdBackward0(Op):
     """S = the singular values of A, descending (svdvals); gA = U diag(gS) Vh"""
     __slots__ = ("u", "vh")
@@ -141,6 +113,34 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if len(dim) == 1:
         return vector_norm(A, ord, dim, keepdim, dtype=dtype)
     return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+def _kind_name(dtype):
+    return scalar_name(dtype).capitalize()
+
+
+# -- distances ------------------------------------------------------------------------------------
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """d[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p, from the differences (exact for every
+    p; the gradient at a zero distance is 0, as PyTorch's)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        bad, name = (x1, "X1") if x1.ndim < 2 else (x2, "X2")
+        raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {bad.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype.kind != "f" or x2.dtype.kind != "f":
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
+                           f"{_kind_name(x1.dtype)}")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return vector_norm(diff, p, -1)
+
+
+def dist(input, other, p=2):
+    """||input - other||_p over all entries"""
+    return vector_norm(input - other, p)
 
 
 # -- compositions -------------------------------------------------------------------------------

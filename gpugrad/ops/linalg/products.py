@@ -16,89 +16,9 @@ from ...tensor import Tensor, scalar_name
 from .._op import Op, broadcast_error
 from .solvers import inv
 
-
-def outer(input, vec2):
-    from ..shape.views import reshape
-    for name, v in (("self", input), ("vec2", vec2)):
-        if v.ndim != 1:
-            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
-    return reshape(input, (-1, 1)) * vec2   # PyTorch's graph: MulBackward0 over ViewBackward0
-
-
-ger = outer
-
-
-def inner(input, other):
-    """sum over the last dims: out[i..., j...] = sum_k a[i..., k] b[j..., k]"""
-    if input.ndim == 0 or other.ndim == 0:
-        return input * other
-    if input.shape[-1] != other.shape[-1]:
-        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
-                           f"shapes {list(input.shape)} and {list(other.shape)}")
-    return tensordot(input, other, dims=([-1], [-1]))
-
-
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """beta * input + alpha * sum_b batch1[b] @ batch2[b]   (beta = 0 ignores input, nan and
-    all)"""
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor" if batch1.ndim != 3
-                           else "batch2 must be a 3D tensor")
-    return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha)
-
-
-def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    """beta * input + alpha * outer(vec1, vec2)"""
-    for name, v in (("vec1", vec1), ("vec2", vec2)):
-        if v.ndim != 1:
-            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
-    return _add_scaled(input, outer(vec1, vec2), beta, alpha)
-
-
-def _add_scaled(input, y, beta, alpha):
-    y = y if alpha == 1 else y * alpha
-    if beta == 0:
-        from ..shape.views import broadcast_shapes
-        return y.expand(*broadcast_shapes(input.shape, y.shape)).contiguous()
-    return (input if beta == 1 else input * beta) + y
-
-
-# -- tensordot ----------------------------------------------------------------------------------
-def tensordot(a, b, dims=2, out=None):
-    """sum over the paired dims of a and b: a's other dims, then b's other dims."""
-    if isinstance(dims, Tensor):
-        dims = dims.tolist()
-    if isinstance(dims, int):
-        if dims < 0:
-            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        if dims > a.ndim or dims > b.ndim:
-            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
-        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
-    else:
-        da, db = dims
-        da = [da] if isinstance(da, int) else list(da)
-        db = [db] if isinstance(db, int) else list(db)
-        if len(da) != len(db):
-            raise RuntimeError("both dimension lists should have same length")
-    da, db = [a._dim(d) for d in da], [b._dim(d) for d in db]
-    for i, j in zip(da, db):
-        if a.shape[i] != b.shape[j]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size "
-                               f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in "
-                               f"dim {j}")
-    fa = [d for d in range(a.ndim) if d not in da]
-    fb = [d for d in range(b.ndim) if d not in db]
-    k = int(np.prod([a.shape[d] for d in da]))
-    left = a.permute(*(fa + da)).reshape(-1, k)
-    right = b.permute(*(db + fb)).reshape(k, -1)
-    return mm(left, right).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
-
-
 # the C++ type names PyTorch's mm messages print
 _CPP_NAMES = {"float16": "c10::Half", "int64": "long int", "int16": "short int",
               "int8": "signed char", "uint8": "unsigned char"}
-
-
 # the kernel each product names when it has no bool implementation
 _KERNELS = {"DotBackward0": "dot", "MvBackward0": "addmv_impl_cpu",
             "MmBackward0": "addmm_impl_cpu_", "AddmmBackward0": "addmm_impl_cpu_",
@@ -370,6 +290,83 @@ def linear(input, weight, bias=None):
         return reshape(y, *lead, weight.shape[0])
     y = matmul(input, t(weight))
     return y + bias if bias is not None else y
+
+
+def outer(input, vec2):
+    from ..shape.views import reshape
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return reshape(input, (-1, 1)) * vec2   # PyTorch's graph: MulBackward0 over ViewBackward0
+
+
+ger = outer
+
+
+def inner(input, other):
+    """sum over the last dims: out[i..., j...] = sum_k a[i..., k] b[j..., k]"""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, dims=([-1], [-1]))
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * sum_b batch1[b] @ batch2[b]   (beta = 0 ignores input, nan and
+    all)"""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if batch1.ndim != 3
+                           else "batch2 must be a 3D tensor")
+    return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2)"""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return _add_scaled(input, outer(vec1, vec2), beta, alpha)
+
+
+def _add_scaled(input, y, beta, alpha):
+    y = y if alpha == 1 else y * alpha
+    if beta == 0:
+        from ..shape.views import broadcast_shapes
+        return y.expand(*broadcast_shapes(input.shape, y.shape)).contiguous()
+    return (input if beta == 1 else input * beta) + y
+
+
+# -- tensordot ----------------------------------------------------------------------------------
+def tensordot(a, b, dims=2, out=None):
+    """sum over the paired dims of a and b: a's other dims, then b's other dims."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    da, db = [a._dim(d) for d in da], [b._dim(d) for d in db]
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in "
+                               f"dim {j}")
+    fa = [d for d in range(a.ndim) if d not in da]
+    fb = [d for d in range(b.ndim) if d not in db]
+    k = int(np.prod([a.shape[d] for d in da]))
+    left = a.permute(*(fa + da)).reshape(-1, k)
+    right = b.permute(*(db + fb)).reshape(k, -1)
+    return mm(left, right).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
 
 
 def _cross(F, a, b, axis):

@@ -197,8 +197,6 @@ def det(A):
 
 
 SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
-
-
 SlogdetResult.__module__ = "gpugrad.return_types"
 
 
@@ -242,20 +240,11 @@ OPS = [LinalgInvExBackward0, LinalgDetBackward0, LinalgSlogdetBackward0, LinalgS
 
 
 LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
-
-
 CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
-
-
 InvExResult = namedtuple("linalg_inv_ex", ["inverse", "info"])
-
-
 SolveExResult = namedtuple("linalg_solve_ex", ["result", "info"])
-
-
 for _t in (LstsqResult, CholeskyExResult, InvExResult, SolveExResult):
     _t.__module__ = "gpugrad.return_types"
-
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 

@@ -17,14 +17,8 @@ from .._op import Op
 from .solvers import _mT, _raw
 
 LuFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
-
-
 LuFactorExResult = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
-
-
 LuResult = namedtuple("linalg_lu", ["P", "L", "U"])
-
-
 for _t in (LuFactorResult, LuFactorExResult, LuResult):
     _t.__module__ = "gpugrad.return_types"
 

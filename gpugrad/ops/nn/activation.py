@@ -93,11 +93,7 @@ class GeluBackward0(Op):
 
 
 _SQRT_2_PI = math.sqrt(2 / math.pi)
-
-
 _INV_SQRT2 = 1 / math.sqrt(2)
-
-
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 

@@ -10,72 +10,6 @@ from .._op import Op
 from ..indexing.gather import _check_bounds, _data, _Scatter
 
 
-class EmbeddingBackward0(_Scatter):
-    """y = weight[indices]   (rows at padding_idx get no gradient; with scale_grad_by_freq a
-    row's gradient is divided by how often the mini-batch reads it)"""
-    __slots__ = ("padding_idx", "freq")
-
-    def forward(self, xp, weight, indices=None, padding_idx=None, scale_grad_by_freq=False):
-        self.shape, self.where, self.padding_idx = weight.shape, (indices,), padding_idx
-        self.freq = scale_grad_by_freq
-        return weight[indices]
-
-    def backward(self, F, gy):
-        g = F.index_add(self.shape, self.where, gy)
-        if self.padding_idx is not None or self.freq:
-            xp = xp_of(self.where[0])
-            keep = xp.ones((self.shape[0], 1), dtype=gy.dtype)
-            if self.freq:
-                counts = xp.bincount(self.where[0].reshape(-1), minlength=self.shape[0])
-                keep = keep / xp.maximum(counts, 1).astype(gy.dtype)[:, None]
-            if self.padding_idx is not None:
-                keep[self.padding_idx] = 0
-            g = g * (keep if F.fast else Tensor._make(keep))
-        return g
-
-
-def embedding_renorm_(weight, indices, max_norm, norm_type):
-    """Rescale in place (outside autograd) each row of ``weight`` read by ``indices`` whose
-    norm_type-norm exceeds max_norm to norm max_norm (as PyTorch: by max_norm / (norm + 1e-7))."""
-    w = weight._data
-    xp = xp_of(w)
-    rows = xp.unique(_data(indices).reshape(-1))
-    picked = w[rows]
-    p = float(norm_type)
-    a = xp.abs(picked)
-    norm = (a.max(axis=1) if p == float("inf") else (a > 0).sum(axis=1).astype(w.dtype)
-            if p == 0 else (a ** p).sum(axis=1) ** (1 / p))
-    scale = xp.where(norm > max_norm, max_norm / (norm + 1e-7), 1).astype(w.dtype)
-    w[rows] = picked * scale[:, None]
-    weight._version_box().v += 1
-    return weight
-
-
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
-    a = _data(input)
-    if a.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
-                           f"following scalar types: Long, Int; but got "
-                           f"{input.type() if isinstance(input, Tensor) else a.dtype} instead "
-                           f"(while checking arguments for embedding)")
-    if sparse:
-        raise NotImplementedError("embedding: sparse gradients are not supported by gpugrad")
-    if padding_idx is not None:
-        n = weight.shape[0]
-        if padding_idx > 0 and padding_idx >= n:
-            raise AssertionError("Padding_idx must be within num_embeddings")
-        if padding_idx < 0:
-            if padding_idx < -n:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx += n
-    _check_bounds(a, weight.shape[0], 0, "index out of range in self")
-    if max_norm is not None:
-        embedding_renorm_(weight, a, max_norm, norm_type)
-    return EmbeddingBackward0.apply(weight, indices=a, padding_idx=padding_idx,
-                                    scale_grad_by_freq=bool(scale_grad_by_freq))
-
-
 # -- embedding bags -------------------------------------------------------------------------------
 class EmbeddingBagBackward0(Op):
     """y[b] = the sum / mean / max over bag b's entries j of psw[j] weight[input[j]] (entries
@@ -209,4 +143,70 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                        mode=mode, padding_idx=padding_idx)
 
 
-OPS = [EmbeddingBackward0, EmbeddingBagBackward0]
+class EmbeddingBackward0(_Scatter):
+    """y = weight[indices]   (rows at padding_idx get no gradient; with scale_grad_by_freq a
+    row's gradient is divided by how often the mini-batch reads it)"""
+    __slots__ = ("padding_idx", "freq")
+
+    def forward(self, xp, weight, indices=None, padding_idx=None, scale_grad_by_freq=False):
+        self.shape, self.where, self.padding_idx = weight.shape, (indices,), padding_idx
+        self.freq = scale_grad_by_freq
+        return weight[indices]
+
+    def backward(self, F, gy):
+        g = F.index_add(self.shape, self.where, gy)
+        if self.padding_idx is not None or self.freq:
+            xp = xp_of(self.where[0])
+            keep = xp.ones((self.shape[0], 1), dtype=gy.dtype)
+            if self.freq:
+                counts = xp.bincount(self.where[0].reshape(-1), minlength=self.shape[0])
+                keep = keep / xp.maximum(counts, 1).astype(gy.dtype)[:, None]
+            if self.padding_idx is not None:
+                keep[self.padding_idx] = 0
+            g = g * (keep if F.fast else Tensor._make(keep))
+        return g
+
+
+def embedding_renorm_(weight, indices, max_norm, norm_type):
+    """Rescale in place (outside autograd) each row of ``weight`` read by ``indices`` whose
+    norm_type-norm exceeds max_norm to norm max_norm (as PyTorch: by max_norm / (norm + 1e-7))."""
+    w = weight._data
+    xp = xp_of(w)
+    rows = xp.unique(_data(indices).reshape(-1))
+    picked = w[rows]
+    p = float(norm_type)
+    a = xp.abs(picked)
+    norm = (a.max(axis=1) if p == float("inf") else (a > 0).sum(axis=1).astype(w.dtype)
+            if p == 0 else (a ** p).sum(axis=1) ** (1 / p))
+    scale = xp.where(norm > max_norm, max_norm / (norm + 1e-7), 1).astype(w.dtype)
+    w[rows] = picked * scale[:, None]
+    weight._version_box().v += 1
+    return weight
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    a = _data(input)
+    if a.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"{input.type() if isinstance(input, Tensor) else a.dtype} instead "
+                           f"(while checking arguments for embedding)")
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not supported by gpugrad")
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if padding_idx > 0 and padding_idx >= n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx += n
+    _check_bounds(a, weight.shape[0], 0, "index out of range in self")
+    if max_norm is not None:
+        embedding_renorm_(weight, a, max_norm, norm_type)
+    return EmbeddingBackward0.apply(weight, indices=a, padding_idx=padding_idx,
+                                    scale_grad_by_freq=bool(scale_grad_by_freq))
+
+
+OPS = [EmbeddingBagBackward0, EmbeddingBackward0]

@@ -1,6 +1,5 @@
 """Normalisation: ``layer_norm`` and ``batch_norm``, one op each (PyTorch's
-NativeLayerNormBackward0 and NativeBatchNormBackward0).
-"""
+NativeLayerNormBackward0 and NativeBatchNormBackward0)."""
 from __future__ import annotations
 
 from ...amp._state import state as _amp

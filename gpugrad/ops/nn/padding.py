@@ -135,8 +135,6 @@ _NODES = {("reflect", 1): ReflectionPad1DBackward0, ("reflect", 2): ReflectionPa
           ("reflect", 3): ReflectionPad3DBackward0, ("replicate", 1): ReplicationPad1DBackward0,
           ("replicate", 2): ReplicationPad2DBackward0,
           ("replicate", 3): ReplicationPad3DBackward0}
-
-
 _AXES = "DHW"
 
 

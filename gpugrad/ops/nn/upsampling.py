@@ -209,14 +209,8 @@ _UPSAMPLE = {("nearest", 3): UpsampleNearest1DBackward0, ("nearest", 4): Upsampl
              ("linear", 3): UpsampleLinear1DBackward0, ("bilinear", 4): UpsampleBilinear2DBackward0,
              ("trilinear", 5): UpsampleTrilinear3DBackward0,
              ("bicubic", 4): UpsampleBicubic2DBackward0}
-
-
 _ANTIALIAS = {"bilinear": UpsampleBilinear2DAaBackward0, "bicubic": UpsampleBicubic2DAaBackward0}
-
-
 _NEEDS = {"linear": 3, "bilinear": 4, "trilinear": 5}
-
-
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
 
 

@@ -32,20 +32,10 @@ def _bitwise(name, ufunc):
 
 
 bitwise_and = _bitwise("bitwise_and", "bitwise_and")
-
-
 bitwise_or = _bitwise("bitwise_or", "bitwise_or")
-
-
 bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
-
-
 bitwise_not = _bitwise("bitwise_not", "invert")
-
-
 bitwise_left_shift = _bitwise("lshift", "left_shift")
-
-
 bitwise_right_shift = _bitwise("rshift", "right_shift")
 
 

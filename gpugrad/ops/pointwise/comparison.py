@@ -40,14 +40,8 @@ def _predicate(ufunc):
 
 
 signbit = _predicate("signbit")
-
-
 isneginf = _predicate("isneginf")
-
-
 isposinf = _predicate("isposinf")
-
-
 isreal = _predicate("isreal")
 
 
@@ -87,8 +81,6 @@ def _compare(name):
 
 
 eq, ne, lt, le, gt, ge = (_compare(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
-
-
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 

@@ -17,162 +17,6 @@ from .._op import Op, direct
 from .arithmetic import _float, reciprocal
 
 
-# -- transcendental -----------------------------------------------------------------------------
-class ExpBackward0(Op):
-    """y = exp(x)"""
-    elementwise = True
-    saves_output = True
-    saved_names = ("result",)
-
-    def forward(self, xp, x):
-        return xp.exp(_float(xp, x))
-
-    def backward(self, F, gy, y):
-        return gy * y
-
-
-class LogBackward0(Op):
-    """y = log(x)"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.log(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return gy / x
-
-
-class SqrtBackward0(Op):
-    """y = sqrt(x)"""
-    elementwise = True
-    saves_output = True
-    saved_names = ("result",)
-
-    def forward(self, xp, x):
-        return xp.sqrt(_float(xp, x))
-
-    def backward(self, F, gy, y):
-        return gy / (2 * y)
-
-
-class AbsBackward0(Op):
-    """y = |x|   (NOTE: gradient 0 at x == 0, as PyTorch)"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.abs(x)
-
-    def backward(self, F, gy, x):
-        return gy * F.sign(x)
-
-
-class SignBackward0(Op):
-    """y = sign(x)   (gradient zero everywhere)"""
-    elementwise = True
-
-    def forward(self, xp, x):
-        y = xp.sign(x) if x.dtype.kind != "b" else x.copy()   # NaN's sign is 0 (PyTorch)
-        return xp.where(x == x, y, y.dtype.type(0)) if y.dtype.kind == "f" else y
-
-    def backward(self, F, gy):
-        return gy * 0
-
-
-class SinBackward0(Op):
-    """y = sin(x)"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.sin(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return gy * F.cos(x)
-
-
-class CosBackward0(Op):
-    """y = cos(x)"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return xp.cos(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return -gy * F.sin(x)
-
-
-class TanhBackward0(Op):
-    """y = tanh(x)"""
-    elementwise = True
-    saves_output = True
-    saved_names = ("result",)
-
-    def forward(self, xp, x):
-        return xp.tanh(_float(xp, x))
-
-    def backward(self, F, gy, y):
-        if F.fast:
-            return kernels.tanh_bwd(y, gy)
-        return gy * (1 - y * y)
-
-
-exp = direct(ExpBackward0, 1, "exp")
-
-
-log = direct(LogBackward0, 1, "log")
-
-
-sqrt = direct(SqrtBackward0, 1, "sqrt")
-
-
-def rsqrt(input):
-    return reciprocal(sqrt(input))
-
-
-def abs(input):
-    return AbsBackward0.apply(input)
-
-
-absolute = abs
-
-
-def sign(input):
-    return SignBackward0.apply(input)
-
-
-sin = direct(SinBackward0, 1, "sin")
-
-
-cos = direct(CosBackward0, 1, "cos")
-
-
-tanh = direct(TanhBackward0, 1, "tanh")
-
-
-class ErfBackward0(Op):
-    """y = erf(x)"""
-    elementwise = True
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x):
-        return kernels.erf(_float(xp, x))
-
-    def backward(self, F, gy, x):
-        return gy * F.exp(-x * x) * (2 / math.sqrt(math.pi))
-
-
-def erf(input):
-    return ErfBackward0.apply(input)
-
-
 class Log1PBackward0(Op):
     """y = log(1 + x)"""
     elementwise = True
@@ -355,44 +199,18 @@ class FracBackward0(Op):
 
 
 log1p = direct(Log1PBackward0, 1, "log1p")
-
-
 expm1 = direct(Expm1Backward0, 1, "expm1")
-
-
 tan = direct(TanBackward0, 1, "tan")
-
-
 sinh = direct(SinhBackward0, 1, "sinh")
-
-
 cosh = direct(CoshBackward0, 1, "cosh")
-
-
 asin = arcsin = direct(AsinBackward0, 1, "asin")
-
-
 acos = arccos = direct(AcosBackward0, 1, "acos")
-
-
 atan = arctan = direct(AtanBackward0, 1, "atan")
-
-
 log2 = direct(Log2Backward0, 1, "log2")
-
-
 log10 = direct(Log10Backward0, 1, "log10")
-
-
 floor = direct(FloorBackward0, 1, "floor")
-
-
 ceil = direct(CeilBackward0, 1, "ceil")
-
-
 trunc = fix = direct(TruncBackward0, 1, "trunc")
-
-
 frac = direct(FracBackward0, 1, "frac")
 
 
@@ -400,6 +218,154 @@ def round(input, *, decimals=0):
     if decimals == 0:
         return RoundBackward0.apply(input)
     return RoundBackward1.apply(input, decimals=decimals)
+
+
+# -- transcendental -----------------------------------------------------------------------------
+class ExpBackward0(Op):
+    """y = exp(x)"""
+    elementwise = True
+    saves_output = True
+    saved_names = ("result",)
+
+    def forward(self, xp, x):
+        return xp.exp(_float(xp, x))
+
+    def backward(self, F, gy, y):
+        return gy * y
+
+
+class LogBackward0(Op):
+    """y = log(x)"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.log(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return gy / x
+
+
+class SqrtBackward0(Op):
+    """y = sqrt(x)"""
+    elementwise = True
+    saves_output = True
+    saved_names = ("result",)
+
+    def forward(self, xp, x):
+        return xp.sqrt(_float(xp, x))
+
+    def backward(self, F, gy, y):
+        return gy / (2 * y)
+
+
+class AbsBackward0(Op):
+    """y = |x|   (NOTE: gradient 0 at x == 0, as PyTorch)"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.abs(x)
+
+    def backward(self, F, gy, x):
+        return gy * F.sign(x)
+
+
+class SignBackward0(Op):
+    """y = sign(x)   (gradient zero everywhere)"""
+    elementwise = True
+
+    def forward(self, xp, x):
+        y = xp.sign(x) if x.dtype.kind != "b" else x.copy()   # NaN's sign is 0 (PyTorch)
+        return xp.where(x == x, y, y.dtype.type(0)) if y.dtype.kind == "f" else y
+
+    def backward(self, F, gy):
+        return gy * 0
+
+
+class SinBackward0(Op):
+    """y = sin(x)"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.sin(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return gy * F.cos(x)
+
+
+class CosBackward0(Op):
+    """y = cos(x)"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return xp.cos(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return -gy * F.sin(x)
+
+
+class TanhBackward0(Op):
+    """y = tanh(x)"""
+    elementwise = True
+    saves_output = True
+    saved_names = ("result",)
+
+    def forward(self, xp, x):
+        return xp.tanh(_float(xp, x))
+
+    def backward(self, F, gy, y):
+        if F.fast:
+            return kernels.tanh_bwd(y, gy)
+        return gy * (1 - y * y)
+
+
+exp = direct(ExpBackward0, 1, "exp")
+log = direct(LogBackward0, 1, "log")
+sqrt = direct(SqrtBackward0, 1, "sqrt")
+
+
+def rsqrt(input):
+    return reciprocal(sqrt(input))
+
+
+def abs(input):
+    return AbsBackward0.apply(input)
+
+
+absolute = abs
+
+
+def sign(input):
+    return SignBackward0.apply(input)
+
+
+sin = direct(SinBackward0, 1, "sin")
+cos = direct(CosBackward0, 1, "cos")
+tanh = direct(TanhBackward0, 1, "tanh")
+
+
+class ErfBackward0(Op):
+    """y = erf(x)"""
+    elementwise = True
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x):
+        return kernels.erf(_float(xp, x))
+
+    def backward(self, F, gy, x):
+        return gy * F.exp(-x * x) * (2 / math.sqrt(math.pi))
+
+
+def erf(input):
+    return ErfBackward0.apply(input)
 
 
 class AcoshBackward0(Op):
@@ -442,11 +408,7 @@ class AtanhBackward0(Op):
 
 
 acosh = arccosh = direct(AcoshBackward0, 1, "acosh")
-
-
 asinh = arcsinh = direct(AsinhBackward0, 1, "asinh")
-
-
 atanh = arctanh = direct(AtanhBackward0, 1, "atanh")
 
 
@@ -477,8 +439,6 @@ def rad2deg(input):
 
 
 _FREXP = namedtuple("frexp", ["mantissa", "exponent"])
-
-
 _FREXP.__module__ = "gpugrad.return_types"
 
 
@@ -514,9 +474,8 @@ def sgn(input):
     return sign(input)
 
 
-OPS = [ExpBackward0, LogBackward0, SqrtBackward0, AbsBackward0, SignBackward0, SinBackward0,
-       CosBackward0, TanhBackward0, ErfBackward0, Log1PBackward0, Expm1Backward0, TanBackward0,
-       SinhBackward0, CoshBackward0, AsinBackward0, AcosBackward0, AtanBackward0, Log2Backward0,
-       Log10Backward0, FloorBackward0, CeilBackward0, TruncBackward0, RoundBackward0,
-       RoundBackward1, FracBackward0, AcoshBackward0, AsinhBackward0, AtanhBackward0,
-       NanToNumBackward0]
+OPS = [Log1PBackward0, Expm1Backward0, TanBackward0, SinhBackward0, CoshBackward0, AsinBackward0,
+       AcosBackward0, AtanBackward0, Log2Backward0, Log10Backward0, FloorBackward0, CeilBackward0,
+       TruncBackward0, RoundBackward0, RoundBackward1, FracBackward0, ExpBackward0, LogBackward0,
+       SqrtBackward0, AbsBackward0, SignBackward0, SinBackward0, CosBackward0, TanhBackward0,
+       ErfBackward0, AcoshBackward0, AsinhBackward0, AtanhBackward0, NanToNumBackward0]

@@ -9,34 +9,6 @@ from ..._backend import xp_of
 from ...tensor import Tensor
 
 
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    from ..indexing.getitem import getitem
-    from ..shape.joining import cat
-    if input.ndim == 0:
-        raise RuntimeError("diff expects input to be at least one-dimensional")
-    if n < 0:
-        raise RuntimeError(f"order must be non-negative but got {n}")
-    d = input._dim(dim)
-    parts = []
-    for extra in (prepend, append):
-        if extra is not None and not isinstance(extra, Tensor):
-            extra = Tensor._make(xp_of(input._data).asarray(extra, dtype=input._data.dtype))
-        if extra is not None and extra.ndim == 0:
-            extra = extra.expand(*(1 if k == d else s for k, s in enumerate(input.shape)))
-        if extra is not None and extra.ndim != input.ndim:
-            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
-        parts.append(extra)
-    x = cat([t for t in (parts[0], input, parts[1]) if t is not None], d) \
-        if any(p is not None for p in parts) else input
-    lead = (slice(None),) * d
-    for _ in range(n):
-        if x.shape[d] == 0:
-            break
-        hi, lo = getitem(x, lead + (slice(1, None),)), getitem(x, lead + (slice(None, -1),))
-        x = hi ^ lo if x.dtype == np.bool_ else hi - lo
-    return x
-
-
 # -- integration --------------------------------------------------------------------------------
 def _trapezoids(y, x, dx, dim):
     """The area of each trapezoid along dim: (y[i] + y[i+1]) / 2 * (x[i+1] - x[i])."""
@@ -159,6 +131,34 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
             h = h[1:] - h[:-1]
         out.append(_differences(f, d, h, edge_order))
     return tuple(out)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    from ..indexing.getitem import getitem
+    from ..shape.joining import cat
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = input._dim(dim)
+    parts = []
+    for extra in (prepend, append):
+        if extra is not None and not isinstance(extra, Tensor):
+            extra = Tensor._make(xp_of(input._data).asarray(extra, dtype=input._data.dtype))
+        if extra is not None and extra.ndim == 0:
+            extra = extra.expand(*(1 if k == d else s for k, s in enumerate(input.shape)))
+        if extra is not None and extra.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        parts.append(extra)
+    x = cat([t for t in (parts[0], input, parts[1]) if t is not None], d) \
+        if any(p is not None for p in parts) else input
+    lead = (slice(None),) * d
+    for _ in range(n):
+        if x.shape[d] == 0:
+            break
+        hi, lo = getitem(x, lead + (slice(1, None),)), getitem(x, lead + (slice(None, -1),))
+        x = hi ^ lo if x.dtype == np.bool_ else hi - lo
+    return x
 
 
 OPS: list = []

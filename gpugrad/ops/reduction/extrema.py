@@ -21,6 +21,127 @@ from .reduce import (
 )
 
 
+class MaxBackward1(Op):
+    """y = max(x)   (NOTE: ties, or the nans of a nan result, share the gradient evenly, as
+    PyTorch)"""
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+    pick = "max"
+
+    def forward(self, xp, x):   # (an empty x is refused by _nonempty)
+        return getattr(x, self.pick)()
+
+    def backward(self, F, gy, x, y):
+        return shared(F, gy, x, y, nan_hits=True)
+
+
+class MinBackward1(MaxBackward1):
+    """y = min(x)"""
+    pick = "min"
+
+
+class AmaxBackward0(Op):
+    """y = max of x over dims (all when None)   (NOTE: tied maxima share the gradient evenly, as
+    PyTorch; a nan maximum gives its slice nan gradients)"""
+    __slots__ = ("axes", "keepdims")
+    saves = (0,)
+    saves_output = True
+    saved_names = ("self", "result")
+    pick = "max"
+
+    def forward(self, xp, x, axes=None, keepdims=False):
+        self.axes, self.keepdims = axes, keepdims
+        return getattr(x, self.pick)(axis=axes, keepdims=keepdims)
+
+    def backward(self, F, gy, x, y):
+        return shared(F, gy, x, y, self.axes, self.keepdims)
+
+
+class AminBackward0(AmaxBackward0):
+    """y = min of x over dims (all when None)"""
+    __slots__ = ()
+    pick = "min"
+
+
+class MaxBackward0(Op):
+    """values = max(x, dim); the gradient flows to the (first) arg-max"""
+    __slots__ = ("onehot", "axis", "keepdims")
+    temps = ("onehot",)
+
+    def forward(self, xp, x, axis=0, keepdims=False, largest=True):
+        idx = xp.argmax(x, axis=axis, keepdims=True) if largest else xp.argmin(
+            x, axis=axis, keepdims=True)
+        shape = [1] * x.ndim
+        shape[axis] = x.shape[axis]
+        self.onehot = xp.arange(x.shape[axis]).reshape(shape) == idx
+        self.axis, self.keepdims = axis, keepdims
+        values = xp.take_along_axis(x, idx, axis=axis)
+        if not keepdims:
+            values, idx = values.squeeze(axis), idx.squeeze(axis)
+        return values, idx
+
+    def backward(self, F, grads):
+        gy = grads[0]
+        if not self.keepdims:
+            gy = F.expand_dims(gy, (self.axis,))
+        return F.where(self.onehot, gy, 0) if F.fast else gy * self.onehot
+
+
+class MinBackward0(MaxBackward0):
+    __slots__ = ()
+
+    def forward(self, xp, x, axis=0, keepdims=False, largest=False):
+        return MaxBackward0.forward(self, xp, x, axis, keepdims, largest=False)
+
+
+for _cls in (MaxBackward0, MinBackward0):
+    _cls.n_outputs = 2
+
+
+def _max_min(full, per_dim, input, dim, keepdim, other):
+    name = "max" if full is MaxBackward1 else "min"
+    if isinstance(dim, Tensor):  # max(a, b): elementwise
+        other = dim
+    if other is not None:
+        from ..pointwise import minmax as pointwise
+        return (pointwise.maximum if full is MaxBackward1 else pointwise.minimum)(input, other)
+    axis = _nonempty(name, input, dim)
+    if dim is None:
+        return full.apply(input)
+    axis = axis[0] if axis else 0
+    if input.ndim == 0:
+        zero = xp_of(input._data).zeros((), np.int64)
+        return values_indices(full.apply(input), Tensor._make(zero), name)
+    values, idx = per_dim.apply(input, axis=axis, keepdims=keepdim)
+    idx._rg, idx.grad_fn = False, None  # indices are not differentiable
+    return values_indices(values, idx, name)
+
+
+def max(input, dim=None, keepdim=False, *, other=None):
+    return _max_min(MaxBackward1, MaxBackward0, input, dim, keepdim, other)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):
+    return _max_min(MinBackward1, MinBackward0, input, dim, keepdim, other)
+
+
+def amax(input, dim=(), keepdim=False):
+    return AmaxBackward0.apply(input, axes=_nonempty("amax", input, dim), keepdims=keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    return AminBackward0.apply(input, axes=_nonempty("amin", input, dim), keepdims=keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    return arg_extreme("argmax", input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    return arg_extreme("argmin", input, dim, keepdim)
+
+
 class MedianBackward0(Op):
     """y = the lower median of all entries of x (nan if one is nan)   (NOTE: tied entries, or
     the nans of a nan result, share the gradient evenly, as PyTorch)"""
@@ -125,8 +246,6 @@ def median(input, dim=None, keepdim=False):
 
 
 _AMINMAX = namedtuple("aminmax", ["min", "max"])
-
-
 _AMINMAX.__module__ = "gpugrad.return_types"
 
 
@@ -297,126 +416,5 @@ def arg_extreme(name, input, dim, keepdim):
     return Tensor._make(xp.asarray(r, dtype=np.int64))
 
 
-class MaxBackward1(Op):
-    """y = max(x)   (NOTE: ties, or the nans of a nan result, share the gradient evenly, as
-    PyTorch)"""
-    saves = (0,)
-    saves_output = True
-    saved_names = ("self", "result")
-    pick = "max"
-
-    def forward(self, xp, x):   # (an empty x is refused by _nonempty)
-        return getattr(x, self.pick)()
-
-    def backward(self, F, gy, x, y):
-        return shared(F, gy, x, y, nan_hits=True)
-
-
-class MinBackward1(MaxBackward1):
-    """y = min(x)"""
-    pick = "min"
-
-
-class AmaxBackward0(Op):
-    """y = max of x over dims (all when None)   (NOTE: tied maxima share the gradient evenly, as
-    PyTorch; a nan maximum gives its slice nan gradients)"""
-    __slots__ = ("axes", "keepdims")
-    saves = (0,)
-    saves_output = True
-    saved_names = ("self", "result")
-    pick = "max"
-
-    def forward(self, xp, x, axes=None, keepdims=False):
-        self.axes, self.keepdims = axes, keepdims
-        return getattr(x, self.pick)(axis=axes, keepdims=keepdims)
-
-    def backward(self, F, gy, x, y):
-        return shared(F, gy, x, y, self.axes, self.keepdims)
-
-
-class AminBackward0(AmaxBackward0):
-    """y = min of x over dims (all when None)"""
-    __slots__ = ()
-    pick = "min"
-
-
-class MaxBackward0(Op):
-    """values = max(x, dim); the gradient flows to the (first) arg-max"""
-    __slots__ = ("onehot", "axis", "keepdims")
-    temps = ("onehot",)
-
-    def forward(self, xp, x, axis=0, keepdims=False, largest=True):
-        idx = xp.argmax(x, axis=axis, keepdims=True) if largest else xp.argmin(
-            x, axis=axis, keepdims=True)
-        shape = [1] * x.ndim
-        shape[axis] = x.shape[axis]
-        self.onehot = xp.arange(x.shape[axis]).reshape(shape) == idx
-        self.axis, self.keepdims = axis, keepdims
-        values = xp.take_along_axis(x, idx, axis=axis)
-        if not keepdims:
-            values, idx = values.squeeze(axis), idx.squeeze(axis)
-        return values, idx
-
-    def backward(self, F, grads):
-        gy = grads[0]
-        if not self.keepdims:
-            gy = F.expand_dims(gy, (self.axis,))
-        return F.where(self.onehot, gy, 0) if F.fast else gy * self.onehot
-
-
-class MinBackward0(MaxBackward0):
-    __slots__ = ()
-
-    def forward(self, xp, x, axis=0, keepdims=False, largest=False):
-        return MaxBackward0.forward(self, xp, x, axis, keepdims, largest=False)
-
-
-for _cls in (MaxBackward0, MinBackward0):
-    _cls.n_outputs = 2
-
-
-def _max_min(full, per_dim, input, dim, keepdim, other):
-    name = "max" if full is MaxBackward1 else "min"
-    if isinstance(dim, Tensor):  # max(a, b): elementwise
-        other = dim
-    if other is not None:
-        from ..pointwise import minmax as pointwise
-        return (pointwise.maximum if full is MaxBackward1 else pointwise.minimum)(input, other)
-    axis = _nonempty(name, input, dim)
-    if dim is None:
-        return full.apply(input)
-    axis = axis[0] if axis else 0
-    if input.ndim == 0:
-        zero = xp_of(input._data).zeros((), np.int64)
-        return values_indices(full.apply(input), Tensor._make(zero), name)
-    values, idx = per_dim.apply(input, axis=axis, keepdims=keepdim)
-    idx._rg, idx.grad_fn = False, None  # indices are not differentiable
-    return values_indices(values, idx, name)
-
-
-def max(input, dim=None, keepdim=False, *, other=None):
-    return _max_min(MaxBackward1, MaxBackward0, input, dim, keepdim, other)
-
-
-def min(input, dim=None, keepdim=False, *, other=None):
-    return _max_min(MinBackward1, MinBackward0, input, dim, keepdim, other)
-
-
-def amax(input, dim=(), keepdim=False):
-    return AmaxBackward0.apply(input, axes=_nonempty("amax", input, dim), keepdims=keepdim)
-
-
-def amin(input, dim=(), keepdim=False):
-    return AminBackward0.apply(input, axes=_nonempty("amin", input, dim), keepdims=keepdim)
-
-
-def argmax(input, dim=None, keepdim=False):
-    return arg_extreme("argmax", input, dim, keepdim)
-
-
-def argmin(input, dim=None, keepdim=False):
-    return arg_extreme("argmin", input, dim, keepdim)
-
-
-OPS = [MedianBackward0, MedianBackward1, NanmedianBackward0, NanmedianBackward1, MaxBackward1,
-       MinBackward1, AmaxBackward0, AminBackward0, MaxBackward0, MinBackward0]
+OPS = [MaxBackward1, MinBackward1, AmaxBackward0, AminBackward0, MaxBackward0, MinBackward0,
+       MedianBackward0, MedianBackward1, NanmedianBackward0, NanmedianBackward1]

@@ -11,6 +11,45 @@ from ...tensor import Tensor
 from ..linalg.norms import _kind_name
 from ..shape.triangular import _kind
 
+# -- histogram ----------------------------------------------------------------------------------
+_HISTOGRAM = namedtuple("histogram", ["hist", "bin_edges"])
+_HISTOGRAM.__module__ = "gpugrad.return_types"
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """(hist, bin_edges): counts (or summed weights) of input's entries in the bins, the last
+    bin closed; ``bins`` a number of equal bins over ``range`` (the data's range by default) or
+    a 1-D tensor of increasing edges. ``density`` divides by the total times the bin width."""
+    a = input._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f'"histogramdd" not implemented for \'{_kind(a.dtype)}\'')
+    xp = xp_of(a)
+    flat = a.reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = bins._data.astype(a.dtype)
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                               f"dimension 0")
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+            if lo > hi:
+                raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                                   f"{lo:g} max {hi:g} for dimension 0")
+        elif flat.size:
+            lo, hi = float(flat.min()), float(flat.max())
+        else:
+            lo, hi = 0.0, 1.0
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = xp.linspace(lo, hi, int(bins) + 1).astype(a.dtype)
+    w = None if weight is None else weight._data.reshape(-1)
+    hist, _ = xp.histogram(flat, bins=edges, weights=w)
+    hist = hist.astype(a.dtype)
+    if density:
+        hist = hist / (hist.sum() * xp.diff(edges))
+    return _HISTOGRAM(Tensor._make(hist.astype(a.dtype)), Tensor._make(edges))
+
 
 def _raw(a):
     return a._data if isinstance(a, Tensor) else a
@@ -53,48 +92,6 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     pos = ((x - t(lo)) * t(bins) / (t(hi) - t(lo))).astype(np.int64)
     pos = xp.minimum(pos, bins - 1)
     return Tensor._make(xp.bincount(pos, minlength=bins)[:bins].astype(a.dtype))
-
-
-# -- histogram ----------------------------------------------------------------------------------
-_HISTOGRAM = namedtuple("histogram", ["hist", "bin_edges"])
-
-
-_HISTOGRAM.__module__ = "gpugrad.return_types"
-
-
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
-    """(hist, bin_edges): counts (or summed weights) of input's entries in the bins, the last
-    bin closed; ``bins`` a number of equal bins over ``range`` (the data's range by default) or
-    a 1-D tensor of increasing edges. ``density`` divides by the total times the bin width."""
-    a = input._data
-    if a.dtype.kind != "f":
-        raise NotImplementedError(f'"histogramdd" not implemented for \'{_kind(a.dtype)}\'')
-    xp = xp_of(a)
-    flat = a.reshape(-1)
-    if isinstance(bins, Tensor):
-        edges = bins._data.astype(a.dtype)
-    else:
-        if bins <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
-                               f"dimension 0")
-        if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-            if lo > hi:
-                raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
-                                   f"{lo:g} max {hi:g} for dimension 0")
-        elif flat.size:
-            lo, hi = float(flat.min()), float(flat.max())
-        else:
-            lo, hi = 0.0, 1.0
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = xp.linspace(lo, hi, int(bins) + 1).astype(a.dtype)
-    w = None if weight is None else weight._data.reshape(-1)
-    hist, _ = xp.histogram(flat, bins=edges, weights=w)
-    hist = hist.astype(a.dtype)
-    if density:
-        hist = hist / (hist.sum() * xp.diff(edges))
-    return _HISTOGRAM(Tensor._make(hist.astype(a.dtype)), Tensor._make(edges))
 
 
 OPS: list = []

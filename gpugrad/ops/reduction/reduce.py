@@ -18,194 +18,6 @@ from .._op import Op
 from ..linalg.norms import _kind_name
 
 
-class VarMeanBackward0(Op):
-    """(var, mean) of x over dims: sum((x - m)^2) / (N - correction) and m"""
-    __slots__ = ("axes", "keepdims", "correction")
-    saves = (0,)
-    saved_names = ("self",)
-    root = False
-
-    def forward(self, xp, x, axes=None, keepdims=False, correction=1):
-        self.axes, self.keepdims, self.correction = axes, keepdims, correction
-        fn = x.std if self.root else x.var
-        return _moment(fn, x, axes, keepdims, correction), _mean(x, axes, keepdims)
-
-    def backward(self, F, grads, x):
-        axes = self.axes if self.axes is not None else tuple(range(x.ndim))
-        n = math.prod(x.shape[a] for a in axes)
-        gv, gm = grads
-        gx = None
-        if gv is not None:
-            centred = x - F.mean(x, axis=axes, keepdims=True)
-            scale = _inv(n - self.correction)
-            if self.root:   # NOTE: zero gradient where the std is 0, as StdBackward0
-                y = F.sqrt(F.sum(centred * centred, axis=axes, keepdims=True) * scale)
-                safe = F.where(y == 0, 1, y) if F.fast else F.where(y == 0, F.ones_like(y), y)
-                gx = _expand(F, gv, x.shape, axes, self.keepdims) / safe * (y != 0) * centred \
-                    * scale
-            else:
-                gx = _expand(F, gv, x.shape, axes, self.keepdims) * centred * (2.0 * scale)
-        if gm is not None:
-            g = _expand(F, gm / max(n, 1), x.shape, axes, self.keepdims)
-            gx = g if gx is None else gx + g
-        return gx
-
-
-class StdMeanBackward0(VarMeanBackward0):
-    """(std, mean) of x over dims"""
-    __slots__ = ()
-    root = True
-
-
-for _cls in (VarMeanBackward0, StdMeanBackward0):
-    _cls.n_outputs = 2
-
-
-def _moments(name, cls, input, dim, unbiased, keepdim, correction):
-    axes, correction = _var_args(name, input, dim, unbiased, correction)
-    return cls.apply(input, axes=axes, keepdims=keepdim, correction=correction)
-
-
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _moments("std_mean", StdMeanBackward0, input, dim, unbiased, keepdim, correction)
-
-
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _moments("var_mean", VarMeanBackward0, input, dim, unbiased, keepdim, correction)
-
-
-def torch_norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
-    """torch.norm: a vector norm over dim (every entry when None), except a string p other
-    than 'fro', or 'fro' over more than two dims, which is linalg.matrix_norm's."""
-    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
-    if not isinstance(p, (str, numbers.Real)) and p is not None:
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
-                        f"{type(p).__name__}")
-    if isinstance(p, str) and (p != "fro" or dims is not None and len(dims) > 2):
-        from ..linalg.norms import matrix_norm
-        y = matrix_norm(input, p, tuple(range(input.ndim)) if dims is None else dims, keepdim,
-                        dtype=dtype)
-    else:
-        input = input if dtype is None else input.to(dtype)
-        if input.dtype.kind not in "fc":
-            raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                               f"as input. Got {scalar_name(input.dtype).capitalize()}")
-        ord = 2.0 if p in ("fro", None) else float(p)
-        y = LinalgVectorNormBackward0.apply(input, ord=ord, axes=_axes(dims, input.ndim),
-                                            keepdims=keepdim)
-    return y if out is None else out.copy_(y)
-
-
-def count_nonzero(input, dim=None):
-    a = input._data
-    xp = xp_of(a)
-    return Tensor._make(xp.asarray(xp.count_nonzero(a, axis=dim), dtype=np.int64))
-
-
-class NansumBackward0(Op):
-    """y = sum of the entries of x that are not nan"""
-    __slots__ = ("axes", "keepdims")
-    saves = (0,)
-    saved_names = ("self",)
-
-    def forward(self, xp, x, axes=None, keepdims=False):
-        self.axes, self.keepdims = axes, keepdims
-        return xp.asarray(xp.nansum(x, axis=axes, keepdims=keepdims))
-
-    def backward(self, F, gy, x):
-        g = _expand(F, gy, x.shape, self.axes, self.keepdims)
-        return g * ~xp_of(_raw(x)).isnan(_raw(x))
-
-
-# -- public functions ---------------------------------------------------------------------------
-def _floating(fn, x):
-    if x.dtype.kind not in "fc":
-        raise RuntimeError(f"{fn}(): expected input to have floating point or complex dtype but "
-                           f"got {scalar_name(x.dtype).capitalize()}")
-
-
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    return NansumBackward0.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim)
-
-
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        input = input.to(dtype)
-    _floating("nanmean", input)
-    a = input._data
-    xp = xp_of(a)
-    axes = _axes(dim, input.ndim)
-    count = xp.asarray((~xp.isnan(a)).sum(axis=axes, keepdims=keepdim), dtype=a.dtype)
-    return nansum(input, dim, keepdim) / count
-
-
-# -- covariance -----------------------------------------------------------------------------------
-def cov(input, *, correction=1, fweights=None, aweights=None):
-    """Covariance of the variables in the rows of input (observations in the columns):
-    C = sum_k w_k (x_k - m)(x_k - m)^T / (sum w - correction ...), with numpy's weighting."""
-    import warnings
-
-    from ..linalg.products import mm
-    if input.ndim > 2:
-        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
-                           f"input with {input.ndim} dimensions")
-    x = input if input.ndim == 2 else input.reshape(1, -1)
-    if x.dtype.kind not in "fc":
-        from ..._creation import get_default_dtype
-        x = x.to(get_default_dtype())
-    n = x.shape[1]
-    w = None
-    for name, weights, kinds, kind_name in (("fweights", fweights, "iu", "integral"),
-                                            ("aweights", aweights, "f", "floating point")):
-        if weights is None:
-            continue
-        if weights.ndim > 1:
-            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
-                               f"{name} with {weights.ndim} dimensions")
-        if weights.dtype.kind not in kinds:
-            raise RuntimeError(f"cov(): expected {name} to have {kind_name} dtype but got "
-                               f"{name} with {_kind_name(weights.dtype)} dtype")
-        if weights.numel() != n:
-            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
-                               f"observations in the input but got {weights.numel()} != {n}")
-        if bool((weights._data < 0).any()):
-            raise RuntimeError(f"cov(): {name} cannot be negative")
-        w = weights if w is None else w * weights
-    if w is None:
-        w_sum = n
-        avg = x.mean(1)
-    else:
-        w = w.to(x.dtype)
-        w_sum = w.sum()
-        avg = (x * w).sum(1) / w_sum
-    if w is not None and aweights is not None and correction != 0:
-        norm = w_sum - correction * (w * aweights).sum() / w_sum
-    else:
-        norm = w_sum - correction
-    if bool(_raw(norm) <= 0):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=2)
-        norm = norm * 0 if isinstance(norm, Tensor) else 0
-    xc = x - avg.unsqueeze(1)
-    c = mm(xc, (xc if w is None else xc * w).t())
-    return (c / norm).squeeze()
-
-
-def corrcoef(input):
-    """Pearson correlation coefficients: cov(input) scaled by the standard deviations, clipped
-    to [-1, 1]."""
-    from ..pointwise.minmax import clamp
-    from ..pointwise.unary import sqrt
-    c = cov(input)
-    if c.ndim == 0:
-        return c / c
-    s = sqrt(c.diagonal())
-    c = c / s.unsqueeze(1) / s.unsqueeze(0)
-    return clamp(c, -1, 1)
-
-
 def _return_type(name):
     """PyTorch's ``torch.return_types.<name>``: a (values, indices) named tuple, printed so."""
     base = namedtuple(name, ["values", "indices"])
@@ -598,6 +410,194 @@ def logsumexp(input, dim, keepdim=False):
     return LogsumexpBackward0.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim)
 
 
-OPS = [VarMeanBackward0, StdMeanBackward0, NansumBackward0, SumBackward0, SumBackward1,
-       ProdBackward0, ProdBackward1, MeanBackward0, MeanBackward1, VarBackward0, StdBackward0,
-       LinalgVectorNormBackward0, LogsumexpBackward0]
+class VarMeanBackward0(Op):
+    """(var, mean) of x over dims: sum((x - m)^2) / (N - correction) and m"""
+    __slots__ = ("axes", "keepdims", "correction")
+    saves = (0,)
+    saved_names = ("self",)
+    root = False
+
+    def forward(self, xp, x, axes=None, keepdims=False, correction=1):
+        self.axes, self.keepdims, self.correction = axes, keepdims, correction
+        fn = x.std if self.root else x.var
+        return _moment(fn, x, axes, keepdims, correction), _mean(x, axes, keepdims)
+
+    def backward(self, F, grads, x):
+        axes = self.axes if self.axes is not None else tuple(range(x.ndim))
+        n = math.prod(x.shape[a] for a in axes)
+        gv, gm = grads
+        gx = None
+        if gv is not None:
+            centred = x - F.mean(x, axis=axes, keepdims=True)
+            scale = _inv(n - self.correction)
+            if self.root:   # NOTE: zero gradient where the std is 0, as StdBackward0
+                y = F.sqrt(F.sum(centred * centred, axis=axes, keepdims=True) * scale)
+                safe = F.where(y == 0, 1, y) if F.fast else F.where(y == 0, F.ones_like(y), y)
+                gx = _expand(F, gv, x.shape, axes, self.keepdims) / safe * (y != 0) * centred \
+                    * scale
+            else:
+                gx = _expand(F, gv, x.shape, axes, self.keepdims) * centred * (2.0 * scale)
+        if gm is not None:
+            g = _expand(F, gm / max(n, 1), x.shape, axes, self.keepdims)
+            gx = g if gx is None else gx + g
+        return gx
+
+
+class StdMeanBackward0(VarMeanBackward0):
+    """(std, mean) of x over dims"""
+    __slots__ = ()
+    root = True
+
+
+for _cls in (VarMeanBackward0, StdMeanBackward0):
+    _cls.n_outputs = 2
+
+
+def _moments(name, cls, input, dim, unbiased, keepdim, correction):
+    axes, correction = _var_args(name, input, dim, unbiased, correction)
+    return cls.apply(input, axes=axes, keepdims=keepdim, correction=correction)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _moments("std_mean", StdMeanBackward0, input, dim, unbiased, keepdim, correction)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _moments("var_mean", VarMeanBackward0, input, dim, unbiased, keepdim, correction)
+
+
+def torch_norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
+    """torch.norm: a vector norm over dim (every entry when None), except a string p other
+    than 'fro', or 'fro' over more than two dims, which is linalg.matrix_norm's."""
+    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if not isinstance(p, (str, numbers.Real)) and p is not None:
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+                        f"{type(p).__name__}")
+    if isinstance(p, str) and (p != "fro" or dims is not None and len(dims) > 2):
+        from ..linalg.norms import matrix_norm
+        y = matrix_norm(input, p, tuple(range(input.ndim)) if dims is None else dims, keepdim,
+                        dtype=dtype)
+    else:
+        input = input if dtype is None else input.to(dtype)
+        if input.dtype.kind not in "fc":
+            raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                               f"as input. Got {scalar_name(input.dtype).capitalize()}")
+        ord = 2.0 if p in ("fro", None) else float(p)
+        y = LinalgVectorNormBackward0.apply(input, ord=ord, axes=_axes(dims, input.ndim),
+                                            keepdims=keepdim)
+    return y if out is None else out.copy_(y)
+
+
+def count_nonzero(input, dim=None):
+    a = input._data
+    xp = xp_of(a)
+    return Tensor._make(xp.asarray(xp.count_nonzero(a, axis=dim), dtype=np.int64))
+
+
+class NansumBackward0(Op):
+    """y = sum of the entries of x that are not nan"""
+    __slots__ = ("axes", "keepdims")
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x, axes=None, keepdims=False):
+        self.axes, self.keepdims = axes, keepdims
+        return xp.asarray(xp.nansum(x, axis=axes, keepdims=keepdims))
+
+    def backward(self, F, gy, x):
+        g = _expand(F, gy, x.shape, self.axes, self.keepdims)
+        return g * ~xp_of(_raw(x)).isnan(_raw(x))
+
+
+# -- public functions ---------------------------------------------------------------------------
+def _floating(fn, x):
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{fn}(): expected input to have floating point or complex dtype but "
+                           f"got {scalar_name(x.dtype).capitalize()}")
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    return NansumBackward0.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    _floating("nanmean", input)
+    a = input._data
+    xp = xp_of(a)
+    axes = _axes(dim, input.ndim)
+    count = xp.asarray((~xp.isnan(a)).sum(axis=axes, keepdims=keepdim), dtype=a.dtype)
+    return nansum(input, dim, keepdim) / count
+
+
+# -- covariance -----------------------------------------------------------------------------------
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the variables in the rows of input (observations in the columns):
+    C = sum_k w_k (x_k - m)(x_k - m)^T / (sum w - correction ...), with numpy's weighting."""
+    import warnings
+
+    from ..linalg.products import mm
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.ndim} dimensions")
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    if x.dtype.kind not in "fc":
+        from ..._creation import get_default_dtype
+        x = x.to(get_default_dtype())
+    n = x.shape[1]
+    w = None
+    for name, weights, kinds, kind_name in (("fweights", fweights, "iu", "integral"),
+                                            ("aweights", aweights, "f", "floating point")):
+        if weights is None:
+            continue
+        if weights.ndim > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                               f"{name} with {weights.ndim} dimensions")
+        if weights.dtype.kind not in kinds:
+            raise RuntimeError(f"cov(): expected {name} to have {kind_name} dtype but got "
+                               f"{name} with {_kind_name(weights.dtype)} dtype")
+        if weights.numel() != n:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                               f"observations in the input but got {weights.numel()} != {n}")
+        if bool((weights._data < 0).any()):
+            raise RuntimeError(f"cov(): {name} cannot be negative")
+        w = weights if w is None else w * weights
+    if w is None:
+        w_sum = n
+        avg = x.mean(1)
+    else:
+        w = w.to(x.dtype)
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm = w_sum - correction
+    if bool(_raw(norm) <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm = norm * 0 if isinstance(norm, Tensor) else 0
+    xc = x - avg.unsqueeze(1)
+    c = mm(xc, (xc if w is None else xc * w).t())
+    return (c / norm).squeeze()
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients: cov(input) scaled by the standard deviations, clipped
+    to [-1, 1]."""
+    from ..pointwise.minmax import clamp
+    from ..pointwise.unary import sqrt
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    s = sqrt(c.diagonal())
+    c = c / s.unsqueeze(1) / s.unsqueeze(0)
+    return clamp(c, -1, 1)
+
+
+OPS = [SumBackward0, SumBackward1, ProdBackward0, ProdBackward1, MeanBackward0, MeanBackward1,
+       VarBackward0, StdBackward0, LinalgVectorNormBackward0, LogsumexpBackward0, VarMeanBackward0,
+       StdMeanBackward0, NansumBackward0]

@@ -11,65 +11,6 @@ from ..indexing.gather import GatherBackward0
 from .reduce import _axes, values_indices
 
 
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    a = input._data
-    xp = xp_of(a)
-    res = xp.unique(a if dim is None else a, return_inverse=return_inverse,
-                    return_counts=return_counts, axis=None if dim is None else input._dim(dim))
-    if not (return_inverse or return_counts):
-        return Tensor._make(res)
-    res = list(res)
-    if return_inverse:
-        res[1] = res[1].reshape(a.shape if dim is None else (a.shape[input._dim(dim)],))
-    return tuple(Tensor._make(v) for v in res)
-
-
-def _raw(a):
-    return a._data if isinstance(a, Tensor) else a
-
-
-# -- sorted search --------------------------------------------------------------------------------
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
-                 sorter=None, out=None):
-    """For each value, the index in the sorted innermost dim where it would be inserted (before
-    equal entries, or after them with ``right=True`` / ``side='right'``)."""
-    if side is not None:
-        if side not in ("left", "right"):
-            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got "
-                               f"{side}")
-        if right and side == "left":
-            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
-                               "got side of left while right was True")
-        right = side == "right"
-    seq = sorted_sequence._data
-    xp = xp_of(seq)
-    scalar = not isinstance(input, Tensor)
-    v = xp.asarray(input) if scalar else input._data
-    if sorter is not None:
-        seq = xp.take_along_axis(seq, _raw(sorter), axis=-1)
-    if seq.ndim > 1 and (scalar or seq.shape[:-1] != v.shape[:-1]):
-        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the "
-                           f"first N-1 dimensions of boundaries tensor and input value tensor "
-                           f"must match, but we got boundaries tensor {list(seq.shape)} and "
-                           f"input value tensor {list(v.shape)}")
-    how = "right" if right else "left"
-    if seq.ndim == 1:
-        idx = xp.searchsorted(seq, v, side=how)
-    else:
-        rows, vals = seq.reshape(-1, seq.shape[-1]), v.reshape(-1, v.shape[-1])
-        idx = xp.stack([xp.searchsorted(r, w, side=how) for r, w in zip(rows, vals)])
-        idx = idx.reshape(v.shape)
-    return Tensor._make(xp.asarray(idx).astype(np.int32 if out_int32 else np.int64))
-
-
-def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
-    """The bucket of each entry: i with boundaries[i-1] < x <= boundaries[i] (``right=True``:
-    boundaries[i-1] <= x < boundaries[i])."""
-    if boundaries.ndim != 1:
-        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
-    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
-
-
 class SortBackward0(GatherBackward0):
     """values of sort(x, dim) (indices computed by the caller)"""
     __slots__ = ()
@@ -127,6 +68,65 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     idx = idx[(slice(None),) * dim + (slice(0, k),)]
     return values_indices(TopkBackward0.apply(input, dim=dim, index=idx), Tensor._make(idx),
                           "topk")
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    a = input._data
+    xp = xp_of(a)
+    res = xp.unique(a if dim is None else a, return_inverse=return_inverse,
+                    return_counts=return_counts, axis=None if dim is None else input._dim(dim))
+    if not (return_inverse or return_counts):
+        return Tensor._make(res)
+    res = list(res)
+    if return_inverse:
+        res[1] = res[1].reshape(a.shape if dim is None else (a.shape[input._dim(dim)],))
+    return tuple(Tensor._make(v) for v in res)
+
+
+def _raw(a):
+    return a._data if isinstance(a, Tensor) else a
+
+
+# -- sorted search --------------------------------------------------------------------------------
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None, out=None):
+    """For each value, the index in the sorted innermost dim where it would be inserted (before
+    equal entries, or after them with ``right=True`` / ``side='right'``)."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got "
+                               f"{side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                               "got side of left while right was True")
+        right = side == "right"
+    seq = sorted_sequence._data
+    xp = xp_of(seq)
+    scalar = not isinstance(input, Tensor)
+    v = xp.asarray(input) if scalar else input._data
+    if sorter is not None:
+        seq = xp.take_along_axis(seq, _raw(sorter), axis=-1)
+    if seq.ndim > 1 and (scalar or seq.shape[:-1] != v.shape[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the "
+                           f"first N-1 dimensions of boundaries tensor and input value tensor "
+                           f"must match, but we got boundaries tensor {list(seq.shape)} and "
+                           f"input value tensor {list(v.shape)}")
+    how = "right" if right else "left"
+    if seq.ndim == 1:
+        idx = xp.searchsorted(seq, v, side=how)
+    else:
+        rows, vals = seq.reshape(-1, seq.shape[-1]), v.reshape(-1, v.shape[-1])
+        idx = xp.stack([xp.searchsorted(r, w, side=how) for r, w in zip(rows, vals)])
+        idx = idx.reshape(v.shape)
+    return Tensor._make(xp.asarray(idx).astype(np.int32 if out_int32 else np.int64))
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """The bucket of each entry: i with boundaries[i-1] < x <= boundaries[i] (``right=True``:
+    boundaries[i-1] <= x < boundaries[i])."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
 def msort(input):

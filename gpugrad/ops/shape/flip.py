@@ -4,39 +4,6 @@ from __future__ import annotations
 from .._op import Op
 
 
-def fliplr(input):
-    if input.ndim < 2:
-        raise RuntimeError("Input must be >= 2-d.")
-    return flip(input, (1,))
-
-
-def flipud(input):
-    if input.ndim < 1:
-        raise RuntimeError("Input must be >= 1-d.")
-    return flip(input, (0,))
-
-
-def rot90(input, k=1, dims=(0, 1)):
-    from .views import clone, transpose
-    dims = tuple(dims)
-    if len(dims) != 2:
-        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
-    if input.ndim < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
-    d0, d1 = input._dim(dims[0]), input._dim(dims[1])
-    if d0 == d1:
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
-                           f"dim1 = {d1}")
-    k %= 4
-    if k == 1:
-        return transpose(flip(input, (d1,)), d0, d1)
-    if k == 2:
-        return flip(input, (d0, d1))
-    if k == 3:
-        return flip(transpose(input, d0, d1), (d1,))
-    return clone(input)
-
-
 class FlipBackward0(Op):
     """y = x reversed along dims"""
     __slots__ = ("axes",)
@@ -81,6 +48,39 @@ def roll(input, shifts, dims=None):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                            f"{len(dims)}")
     return RollBackward0.apply(input, shifts=shifts, dims=dims)
+
+
+def fliplr(input):
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input):
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    from .views import clone, transpose
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = input._dim(dims[0]), input._dim(dims[1])
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return transpose(flip(input, (d1,)), d0, d1)
+    if k == 2:
+        return flip(input, (d0, d1))
+    if k == 3:
+        return flip(transpose(input, d0, d1), (d1,))
+    return clone(input)
 
 
 OPS = [FlipBackward0, RollBackward0]

@@ -10,68 +10,6 @@ from .._op import Op
 from .views import _as_view, _zeros_t
 
 
-def tensor_split(input, indices_or_sections, dim=0):
-    from ..indexing.getitem import getitem
-    if input.ndim == 0:
-        raise RuntimeError(f"tensor_split expected at least a 1-dimensional tensor, but got a "
-                           f"tensor with {input.ndim} dims")
-    d = input._dim(dim)
-    n = input.shape[d]
-    split = indices_or_sections
-    if isinstance(split, Tensor):
-        if split.dtype != np.int64:
-            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
-                               f"of long, but got {scalar_name(split.dtype).capitalize()}")
-        split = split.item() if split.ndim == 0 else split.tolist()
-    if isinstance(split, (int, np.integer)):
-        if split <= 0:
-            raise RuntimeError(f"number of sections must be larger than 0, got {split}")
-        size, extra = divmod(n, int(split))
-        bounds = [k * size + min(k, extra) for k in range(int(split) + 1)]
-    else:
-        bounds = [0] + [min(max(int(i) + (n if i < 0 else 0), 0), n) for i in split] + [n]
-    lead = (slice(None),) * d
-    return tuple(getitem(input, lead + (slice(a, max(a, b)),))
-                 for a, b in zip(bounds[:-1], bounds[1:]))
-
-
-# -- splits -------------------------------------------------------------------------------------
-def _split_along(input, sections, name, least, dim):
-    if input.ndim < least:
-        raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, "
-                           f"but got a tensor with {input.ndim} dimensions!")
-    if isinstance(sections, int) and (sections == 0 or input.shape[dim] % sections):
-        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size "
-                           f"of the dimension {input.shape[dim]} is not divisible by the "
-                           f"split_size {sections}!")
-    return tensor_split(input, sections, dim)
-
-
-def hsplit(input, indices_or_sections):
-    """Split along dim 1 (dim 0 for a 1-D tensor)."""
-    return _split_along(input, indices_or_sections, "hsplit", 1, 1 if input.ndim > 1 else 0)
-
-
-def vsplit(input, indices_or_sections):
-    """Split along dim 0 (at least 2-D)."""
-    return _split_along(input, indices_or_sections, "vsplit", 2, 0)
-
-
-def dsplit(input, indices_or_sections):
-    """Split along dim 2 (at least 3-D)."""
-    return _split_along(input, indices_or_sections, "dsplit", 3, 2)
-
-
-def split_with_sizes(input, split_sizes, dim=0):
-    d = input._dim(dim)
-    sizes = [int(s) for s in split_sizes]
-    if sum(sizes) != input.shape[d]:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
-                           f"{input.shape[d]} (input tensor's size at dimension {d}), but got "
-                           f"split_sizes={sizes}")
-    return split(input, sizes, d)
-
-
 class CatBackward0(Op):
     """y = concatenate(xs, dim)"""
     __slots__ = ("axis", "sizes", "dtypes")
@@ -289,6 +227,68 @@ def chunk(input, chunks, dim=0):
 def unbind(input, dim=0):
     axis = input._dim(dim)
     return UnbindBackward0.apply(input, axis=axis)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    from ..indexing.getitem import getitem
+    if input.ndim == 0:
+        raise RuntimeError(f"tensor_split expected at least a 1-dimensional tensor, but got a "
+                           f"tensor with {input.ndim} dims")
+    d = input._dim(dim)
+    n = input.shape[d]
+    split = indices_or_sections
+    if isinstance(split, Tensor):
+        if split.dtype != np.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {scalar_name(split.dtype).capitalize()}")
+        split = split.item() if split.ndim == 0 else split.tolist()
+    if isinstance(split, (int, np.integer)):
+        if split <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {split}")
+        size, extra = divmod(n, int(split))
+        bounds = [k * size + min(k, extra) for k in range(int(split) + 1)]
+    else:
+        bounds = [0] + [min(max(int(i) + (n if i < 0 else 0), 0), n) for i in split] + [n]
+    lead = (slice(None),) * d
+    return tuple(getitem(input, lead + (slice(a, max(a, b)),))
+                 for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+# -- splits -------------------------------------------------------------------------------------
+def _split_along(input, sections, name, least, dim):
+    if input.ndim < least:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, "
+                           f"but got a tensor with {input.ndim} dimensions!")
+    if isinstance(sections, int) and (sections == 0 or input.shape[dim] % sections):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size "
+                           f"of the dimension {input.shape[dim]} is not divisible by the "
+                           f"split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """Split along dim 1 (dim 0 for a 1-D tensor)."""
+    return _split_along(input, indices_or_sections, "hsplit", 1, 1 if input.ndim > 1 else 0)
+
+
+def vsplit(input, indices_or_sections):
+    """Split along dim 0 (at least 2-D)."""
+    return _split_along(input, indices_or_sections, "vsplit", 2, 0)
+
+
+def dsplit(input, indices_or_sections):
+    """Split along dim 2 (at least 3-D)."""
+    return _split_along(input, indices_or_sections, "dsplit", 3, 2)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    d = input._dim(dim)
+    sizes = [int(s) for s in split_sizes]
+    if sum(sizes) != input.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                           f"{input.shape[d]} (input tensor's size at dimension {d}), but got "
+                           f"split_sizes={sizes}")
+    return split(input, sizes, d)
 
 
 OPS = [CatBackward0, StackBackward0, SplitBackward0, SplitWithSizesBackward0, UnbindBackward0]

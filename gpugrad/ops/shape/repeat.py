@@ -8,11 +8,6 @@ from ...tensor import Tensor
 from .._op import Op
 
 
-def tile(input, dims):
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
-
-
 def _raw(a):
     return a._data if isinstance(a, Tensor) else a
 
@@ -41,6 +36,11 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if input.ndim == 0:
         input = input.reshape(1)
     return getitem(input, (slice(None),) * d + (Tensor._make(where),))
+
+
+def tile(input, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
 class RepeatBackward0(Op):

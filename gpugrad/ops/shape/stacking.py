@@ -15,61 +15,6 @@ from ...tensor import Tensor
 from .._op import broadcast_error
 
 
-def meshgrid(*tensors, indexing=None):
-    """Coordinate grids: output i holds tensor i expanded along the others' dimensions."""
-    from .views import expand, reshape
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    if indexing is None:
-        warnings.warn("gpugrad.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
-        indexing = "ij"
-    if indexing not in ("ij", "xy"):
-        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
-                           f"received: {indexing}")
-    for t in tensors:
-        if t.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
-                               f"but got: {t}")
-    sizes = [t.numel() for t in tensors]
-    swap = indexing == "xy" and len(tensors) >= 2
-    if swap:
-        sizes[0], sizes[1] = sizes[1], sizes[0]
-    out = []
-    for i, t in enumerate(tensors):
-        axis = {0: 1, 1: 0}.get(i, i) if swap else i
-        shape = [1] * len(tensors)
-        shape[axis] = -1
-        out.append(expand(reshape(t, *shape), *sizes))
-    return tuple(out)
-
-
-def broadcast_tensors(*tensors):
-    from .views import expand
-    try:
-        full = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
-    except ValueError as e:
-        raise broadcast_error(e, [t._data for t in tensors]) from None
-    return tuple(t if tuple(t.shape) == full else expand(t, *full) for t in tensors)
-
-
-def vander(x, N=None, increasing=False):
-    """columns x ** (N-1), ..., x ** 0 (increasing: x ** 0 first)"""
-    from ..pointwise.arithmetic import pow
-    from .joining import stack
-    if x.ndim != 1:
-        raise RuntimeError("x must be a one-dimensional tensor.")
-    n = x.shape[0] if N is None else int(N)
-    if n < 0:
-        raise RuntimeError("N must be non-negative.")
-    if x.dtype.kind in "iub":
-        x = x.to(np.int64)
-    if n == 0:
-        return Tensor._make(xp_of(x._data).zeros((x.shape[0], 0), dtype=x.dtype))
-    powers = range(n) if increasing else range(n - 1, -1, -1)
-    return stack([pow(x, k) for k in powers], 1)
-
-
 def _tensors(args):
     """``f(a, b)`` and ``f([a, b])`` both as a list of tensors."""
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
@@ -185,6 +130,61 @@ def combinations(input, r=2, with_replacement=False):
     xp = xp_of(input._data)
     idx = xp.asarray(np.asarray(rows, dtype=np.int64).reshape(len(rows), r))
     return getitem(input, Tensor._make(idx))
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids: output i holds tensor i expanded along the others' dimensions."""
+    from .views import expand, reshape
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("gpugrad.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
+    sizes = [t.numel() for t in tensors]
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, t in enumerate(tensors):
+        axis = {0: 1, 1: 0}.get(i, i) if swap else i
+        shape = [1] * len(tensors)
+        shape[axis] = -1
+        out.append(expand(reshape(t, *shape), *sizes))
+    return tuple(out)
+
+
+def broadcast_tensors(*tensors):
+    from .views import expand
+    try:
+        full = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    except ValueError as e:
+        raise broadcast_error(e, [t._data for t in tensors]) from None
+    return tuple(t if tuple(t.shape) == full else expand(t, *full) for t in tensors)
+
+
+def vander(x, N=None, increasing=False):
+    """columns x ** (N-1), ..., x ** 0 (increasing: x ** 0 first)"""
+    from ..pointwise.arithmetic import pow
+    from .joining import stack
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else int(N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x.dtype.kind in "iub":
+        x = x.to(np.int64)
+    if n == 0:
+        return Tensor._make(xp_of(x._data).zeros((x.shape[0], 0), dtype=x.dtype))
+    powers = range(n) if increasing else range(n - 1, -1, -1)
+    return stack([pow(x, k) for k in powers], 1)
 
 
 OPS: list = []

@@ -15,182 +15,6 @@ from ...tensor import Size, Tensor
 from .._op import Op, unbroadcast
 
 
-def ravel(input):
-    return reshape(input, -1)
-
-
-def movedim(input, source, destination):
-    src = (source,) if isinstance(source, int) else tuple(source)
-    dst = (destination,) if isinstance(destination, int) else tuple(destination)
-    if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
-                           f"dims) should contain the same number of dims as destination "
-                           f"({list(dst)} dims)")
-    src, dst = [input._dim(d) for d in src], [input._dim(d) for d in dst]
-    order = [d for d in range(input.ndim) if d not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return permute(input, *order)
-
-
-moveaxis = movedim
-
-
-def _diagonal_index(xp, shape, offset, dim1, dim2):
-    """Index arrays, one per dimension, reading diagonal ``offset`` of dims (dim1, dim2): the
-    other dims first, in order, then the diagonal (numpy's and PyTorch's layout)."""
-    others = [d for d in range(len(shape)) if d not in (dim1, dim2)]
-    k = len(others)
-    n = max(0, min(shape[dim1] - max(-offset, 0), shape[dim2] - max(offset, 0)))
-    i = xp.arange(n).reshape((1,) * k + (-1,))
-    index = [None] * len(shape)
-    for j, d in enumerate(others):
-        index[d] = xp.arange(shape[d]).reshape((1,) * j + (-1,) + (1,) * (k - j))
-    index[dim1], index[dim2] = i + max(-offset, 0), i + max(offset, 0)
-    return tuple(index)
-
-
-def _diagonal_view(a, offset, dim1, dim2):
-    """A writable view (numpy gives a read-only one; PyTorch's diagonal is writable)."""
-    d = xp_of(a).diagonal(a, offset, dim1, dim2)
-    if isinstance(d, np.ndarray) and not d.flags.writeable and a.flags.writeable:
-        d.flags.writeable = True
-    return d
-
-
-class DiagonalBackward0(Op):
-    """y = diagonal offset of x over dims (dim1, dim2), as the last dimension (a view)"""
-    __slots__ = ("shape", "where")
-
-    def forward(self, xp, x, offset=0, dim1=0, dim2=1):
-        self.shape = x.shape
-        self.where = _diagonal_index(xp, x.shape, offset, dim1, dim2)
-        return _diagonal_view(x, offset, dim1, dim2)
-
-    def backward(self, F, gy):
-        return F.index_add(self.shape, self.where, gy)
-
-
-def diagonal(input, offset=0, dim1=0, dim2=1):
-    d1, d2 = input._dim(dim1), input._dim(dim2)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    y = DiagonalBackward0.apply(input, offset=offset, dim1=d1, dim2=d2)
-    return _as_view(y, input, lambda a: _diagonal_view(a, offset, d1, d2))
-
-
-def unflatten(input, dim, sizes):
-    d = input._dim(dim)
-    sizes = list(sizes)
-    n = input.shape[d]
-    known = int(np.prod([s for s in sizes if s != -1]))
-    if sizes.count(-1) > 1 or (-1 not in sizes and known != n) or (
-            -1 in sizes and (known == 0 or n % known)):
-        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of "
-                           f"dim {dim} ({n}) in the input tensor")
-    sizes = [n // known if s == -1 else s for s in sizes]
-    return reshape(input, *input.shape[:d], *sizes, *input.shape[d + 1:])
-
-
-def _strided(xp):
-    return xp.lib.stride_tricks.as_strided
-
-
-class UnfoldBackward0(Op):
-    """y = every window of ``size`` entries along dim, ``step`` apart, as a new last dim (a view)"""
-    __slots__ = ("shape", "where")
-
-    def forward(self, xp, x, dim=0, size=1, step=1):
-        self.shape = x.shape
-        y = _unfold_view(x, dim, size, step)
-        self.where = _window_index(xp, x.shape, dim, size, step)
-        return y
-
-    def backward(self, F, gy):
-        return F.index_add(self.shape, self.where, gy)
-
-
-def _unfold_view(a, dim, size, step):
-    if a.ndim == 0:
-        return a.reshape(1)
-    n = (a.shape[dim] - size) // step + 1
-    shape = a.shape[:dim] + (n,) + a.shape[dim + 1:] + (size,)
-    st = a.strides
-    strides = st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],)
-    y = _strided(xp_of(a))(a, shape, strides)
-    if isinstance(y, np.ndarray) and not y.flags.writeable and a.flags.writeable:
-        y.flags.writeable = True
-    return y
-
-
-def _window_index(xp, shape, dim, size, step):
-    """Index arrays (one per input dim) reading the windows, broadcast to the output shape."""
-    if len(shape) == 0:
-        return ()
-    k = len(shape) + 1
-    n = (shape[dim] - size) // step + 1
-    index = []
-    for d, m in enumerate(shape):
-        lead = (1,) * d + (-1,) + (1,) * (k - d - 1)
-        if d == dim:
-            index.append(xp.arange(n).reshape(lead) * step
-                         + xp.arange(size).reshape((1,) * (k - 1) + (-1,)))
-        else:
-            index.append(xp.arange(m).reshape(lead))
-    return tuple(index)
-
-
-def unfold(input, dimension, size, step):
-    d = input._dim(dimension) if input.ndim else 0
-    n = input.shape[d] if input.ndim else 1
-    if size > n:
-        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
-    if step <= 0:
-        raise RuntimeError(f"step is {step} but must be > 0")
-    y = UnfoldBackward0.apply(input, dim=d, size=size, step=step)
-    return _as_view(y, input, lambda a: _unfold_view(a, d, size, step))
-
-
-def narrow(input, dim, start, length):
-    from ..indexing.getitem import getitem
-    if input.ndim == 0:
-        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-    dim = input._dim(dim)
-    size = input.shape[dim]
-    if length < 0:
-        raise RuntimeError("narrow(): length must be non-negative.")
-    start = int(start)
-    if not -size <= start <= size:
-        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
-                         f"got {start})")
-    start += size if start < 0 else 0
-    if start + length > size:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
-                           f"({size}).")
-    return getitem(input, (slice(None),) * dim + (slice(start, start + length),))
-
-
-# -- not differentiable ---------------------------------------------------------------------------
-def broadcast_shapes(*shapes):
-    """The shape tensors of these shapes broadcast to, without making any tensor."""
-    result: list = []
-    for k, s in enumerate(shapes):
-        s = (s,) if isinstance(s, int) else tuple(s)
-        if len(s) > len(result):
-            result = [1] * (len(s) - len(result)) + result
-        for j in range(1, len(s) + 1):
-            if s[-j] < 0:
-                raise RuntimeError(f"Trying to create tensor with negative dimension {s[-j]}: "
-                                   f"{list(s)}")
-            if s[-j] != 1 and result[-j] not in (1, s[-j]):
-                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[-j]} at "
-                                   f"{-j}! Mismatching argument at index {k} had {s}; but "
-                                   f"expected shape should be broadcastable to {result}")
-            if result[-j] == 1:
-                result[-j] = s[-j]
-    return Size(result)
-
-
 def _as_view(out, x, view_fn):
     """Mark ``out`` as a view of ``x``: same storage version counter, replayable from the base.
     A view made while grad mode is off (or of such a view) is marked: PyTorch forbids modifying
@@ -513,6 +337,182 @@ def contiguous(input, memory_format=None):
     return permute(contiguous(permute(input, axes)), inverse)
 
 
-OPS = [DiagonalBackward0, UnfoldBackward0, ViewBackward0, UnsafeViewBackward0, SqueezeBackward0,
-       SqueezeBackward1, SqueezeBackward2, AliasBackward0, UnsqueezeBackward0, ExpandBackward0,
-       PermuteBackward0, TransposeBackward0, TBackward0, CloneBackward0, ToCopyBackward0]
+def ravel(input):
+    return reshape(input, -1)
+
+
+def movedim(input, source, destination):
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({list(dst)} dims)")
+    src, dst = [input._dim(d) for d in src], [input._dim(d) for d in dst]
+    order = [d for d in range(input.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, *order)
+
+
+moveaxis = movedim
+
+
+def _diagonal_index(xp, shape, offset, dim1, dim2):
+    """Index arrays, one per dimension, reading diagonal ``offset`` of dims (dim1, dim2): the
+    other dims first, in order, then the diagonal (numpy's and PyTorch's layout)."""
+    others = [d for d in range(len(shape)) if d not in (dim1, dim2)]
+    k = len(others)
+    n = max(0, min(shape[dim1] - max(-offset, 0), shape[dim2] - max(offset, 0)))
+    i = xp.arange(n).reshape((1,) * k + (-1,))
+    index = [None] * len(shape)
+    for j, d in enumerate(others):
+        index[d] = xp.arange(shape[d]).reshape((1,) * j + (-1,) + (1,) * (k - j))
+    index[dim1], index[dim2] = i + max(-offset, 0), i + max(offset, 0)
+    return tuple(index)
+
+
+def _diagonal_view(a, offset, dim1, dim2):
+    """A writable view (numpy gives a read-only one; PyTorch's diagonal is writable)."""
+    d = xp_of(a).diagonal(a, offset, dim1, dim2)
+    if isinstance(d, np.ndarray) and not d.flags.writeable and a.flags.writeable:
+        d.flags.writeable = True
+    return d
+
+
+class DiagonalBackward0(Op):
+    """y = diagonal offset of x over dims (dim1, dim2), as the last dimension (a view)"""
+    __slots__ = ("shape", "where")
+
+    def forward(self, xp, x, offset=0, dim1=0, dim2=1):
+        self.shape = x.shape
+        self.where = _diagonal_index(xp, x.shape, offset, dim1, dim2)
+        return _diagonal_view(x, offset, dim1, dim2)
+
+    def backward(self, F, gy):
+        return F.index_add(self.shape, self.where, gy)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    d1, d2 = input._dim(dim1), input._dim(dim2)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    y = DiagonalBackward0.apply(input, offset=offset, dim1=d1, dim2=d2)
+    return _as_view(y, input, lambda a: _diagonal_view(a, offset, d1, d2))
+
+
+def unflatten(input, dim, sizes):
+    d = input._dim(dim)
+    sizes = list(sizes)
+    n = input.shape[d]
+    known = int(np.prod([s for s in sizes if s != -1]))
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != n) or (
+            -1 in sizes and (known == 0 or n % known)):
+        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of "
+                           f"dim {dim} ({n}) in the input tensor")
+    sizes = [n // known if s == -1 else s for s in sizes]
+    return reshape(input, *input.shape[:d], *sizes, *input.shape[d + 1:])
+
+
+def _strided(xp):
+    return xp.lib.stride_tricks.as_strided
+
+
+class UnfoldBackward0(Op):
+    """y = every window of ``size`` entries along dim, ``step`` apart, as a new last dim (a view)"""
+    __slots__ = ("shape", "where")
+
+    def forward(self, xp, x, dim=0, size=1, step=1):
+        self.shape = x.shape
+        y = _unfold_view(x, dim, size, step)
+        self.where = _window_index(xp, x.shape, dim, size, step)
+        return y
+
+    def backward(self, F, gy):
+        return F.index_add(self.shape, self.where, gy)
+
+
+def _unfold_view(a, dim, size, step):
+    if a.ndim == 0:
+        return a.reshape(1)
+    n = (a.shape[dim] - size) // step + 1
+    shape = a.shape[:dim] + (n,) + a.shape[dim + 1:] + (size,)
+    st = a.strides
+    strides = st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],)
+    y = _strided(xp_of(a))(a, shape, strides)
+    if isinstance(y, np.ndarray) and not y.flags.writeable and a.flags.writeable:
+        y.flags.writeable = True
+    return y
+
+
+def _window_index(xp, shape, dim, size, step):
+    """Index arrays (one per input dim) reading the windows, broadcast to the output shape."""
+    if len(shape) == 0:
+        return ()
+    k = len(shape) + 1
+    n = (shape[dim] - size) // step + 1
+    index = []
+    for d, m in enumerate(shape):
+        lead = (1,) * d + (-1,) + (1,) * (k - d - 1)
+        if d == dim:
+            index.append(xp.arange(n).reshape(lead) * step
+                         + xp.arange(size).reshape((1,) * (k - 1) + (-1,)))
+        else:
+            index.append(xp.arange(m).reshape(lead))
+    return tuple(index)
+
+
+def unfold(input, dimension, size, step):
+    d = input._dim(dimension) if input.ndim else 0
+    n = input.shape[d] if input.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    y = UnfoldBackward0.apply(input, dim=d, size=size, step=step)
+    return _as_view(y, input, lambda a: _unfold_view(a, d, size, step))
+
+
+def narrow(input, dim, start, length):
+    from ..indexing.getitem import getitem
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = input._dim(dim)
+    size = input.shape[dim]
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    start = int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    start += size if start < 0 else 0
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return getitem(input, (slice(None),) * dim + (slice(start, start + length),))
+
+
+# -- not differentiable ---------------------------------------------------------------------------
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to, without making any tensor."""
+    result: list = []
+    for k, s in enumerate(shapes):
+        s = (s,) if isinstance(s, int) else tuple(s)
+        if len(s) > len(result):
+            result = [1] * (len(s) - len(result)) + result
+        for j in range(1, len(s) + 1):
+            if s[-j] < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {s[-j]}: "
+                                   f"{list(s)}")
+            if s[-j] != 1 and result[-j] not in (1, s[-j]):
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[-j]} at "
+                                   f"{-j}! Mismatching argument at index {k} had {s}; but "
+                                   f"expected shape should be broadcastable to {result}")
+            if result[-j] == 1:
+                result[-j] = s[-j]
+    return Size(result)
+
+
+OPS = [ViewBackward0, UnsafeViewBackward0, SqueezeBackward0, SqueezeBackward1, SqueezeBackward2,
+       AliasBackward0, UnsqueezeBackward0, ExpandBackward0, PermuteBackward0, TransposeBackward0,
+       TBackward0, CloneBackward0, ToCopyBackward0, DiagonalBackward0, UnfoldBackward0]

@@ -23,23 +23,11 @@ import math
 import numpy as np
 
 _EULER = 0.5772156649015329
-
-
 _SPLIT_JY = 25.0
-
-
 _J_NODES = 40            # intervals of the trapezoidal rule on [0, pi]
-
-
 _MILLER_START = 80
-
-
 _K_STEP, _K_NODES = 0.15, 74   # the grid in s = t sqrt(z): s in [0, 11]
-
-
 _AI_C1 = 0.355028053887817239260   # Ai(0)
-
-
 _AI_C2 = 0.258819403792806798405   # -Ai'(0)
 
 
@@ -177,8 +165,6 @@ def _hankel_i_coeffs(nu):
 
 
 _ASYM_I = {nu: _hankel_i_coeffs(nu) for nu in (0, 1)}
-
-
 _ASYM_K = {nu: _hankel_coeffs(nu, 30) for nu in (0, 1)}
 
 

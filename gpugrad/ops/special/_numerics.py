@@ -14,16 +14,10 @@ from ... import _backend
 from ...tensor import Tensor
 
 _SQRT_PI = math.sqrt(math.pi)
-
-
 _LOG_2PI = math.log(2 * math.pi)
-
-
 # Bernoulli numbers B_2k, k = 1..10 (the asymptotic series of lgamma and the polygammas)
 _B2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
         43867 / 798, -174611 / 330)
-
-
 _scipy: dict = {}
 
 

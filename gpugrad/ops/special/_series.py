@@ -17,14 +17,8 @@ import numpy as np
 from ._numerics import erfc_array, lgamma_array
 
 _EPS = 1e-16
-
-
 _TINY = 1e-300
-
-
 _CHECK_EVERY = 32
-
-
 _EULER = 0.5772156649015329
 
 
@@ -166,8 +160,6 @@ def igammac_array(xp, a, x):
 # (2k)! / B_2k, k = 1..12: the Euler-Maclaurin tail of the Hurwitz zeta function
 _B2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798,
         -174611 / 330, 854513 / 138, -236364091 / 2730)
-
-
 _EM = tuple(math.factorial(2 * k + 2) / b for k, b in enumerate(_B2K))
 
 

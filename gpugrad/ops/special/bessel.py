@@ -14,35 +14,6 @@ from .incomplete_gamma import _out
 from .polynomials import evaluate
 
 
-class I0Backward0(_Special):
-    """y = the modified Bessel function of the first kind, order 0"""
-    fn = staticmethod(i0_array)
-
-    def backward(self, F, gy, x):
-        return gy * _array_or_op(F, x, i1_array, lambda v: i1(v))
-
-
-class SpecialI1Backward0(_Special):
-    """y = the modified Bessel function of the first kind, order 1"""
-    fn = staticmethod(i1_array)
-
-    def backward(self, F, gy, x):
-        # I1' = I0 - I1 / x, which is 1/2 at 0
-        i0_ = _array_or_op(F, x, i0_array, lambda v: i0(v))
-        i1_ = _array_or_op(F, x, i1_array, lambda v: i1(v))
-        r = _raw(x)
-        zero = (r == 0).astype(r.dtype)
-        return gy * ((i0_ - i1_ / (x + zero)) * (1 - zero) + zero * 0.5)
-
-
-def i0(input):
-    return I0Backward0.apply(input)
-
-
-def i1(input):
-    return SpecialI1Backward0.apply(input)
-
-
 def _i0e_array(xp, x):
     return bessel.bessel_i_scaled_array(xp, 0, x)
 
@@ -93,41 +64,48 @@ def _unary(name, array_fn):
 
 
 bessel_j0 = _unary("bessel_j0", lambda xp, x: bessel.bessel_j_array(xp, 0, x))
-
-
 bessel_j1 = _unary("bessel_j1", lambda xp, x: bessel.bessel_j_array(xp, 1, x))
-
-
 bessel_y0 = _unary("bessel_y0", lambda xp, x: bessel.bessel_y_array(xp, 0, x))
-
-
 bessel_y1 = _unary("bessel_y1", lambda xp, x: bessel.bessel_y_array(xp, 1, x))
-
-
 modified_bessel_i0 = _unary("modified_bessel_i0", lambda xp, x: bessel.bessel_i_array(xp, 0, x))
-
-
 modified_bessel_i1 = _unary("modified_bessel_i1", lambda xp, x: bessel.bessel_i_array(xp, 1, x))
-
-
 modified_bessel_k0 = _unary("modified_bessel_k0", lambda xp, x: bessel.bessel_k_array(xp, 0, x))
-
-
 modified_bessel_k1 = _unary("modified_bessel_k1", lambda xp, x: bessel.bessel_k_array(xp, 1, x))
-
-
 scaled_modified_bessel_k0 = _unary("scaled_modified_bessel_k0",
                                    lambda xp, x: bessel.bessel_k_array(xp, 0, x, scaled=True))
-
-
 scaled_modified_bessel_k1 = _unary("scaled_modified_bessel_k1",
                                    lambda xp, x: bessel.bessel_k_array(xp, 1, x, scaled=True))
-
-
 spherical_bessel_j0 = _unary("spherical_bessel_j0", bessel.spherical_j0_array)
-
-
 airy_ai = _unary("airy_ai", bessel.airy_ai_array)
 
 
-OPS = [I0Backward0, SpecialI1Backward0, SpecialI0EBackward0, SpecialI1EBackward0]
+class I0Backward0(_Special):
+    """y = the modified Bessel function of the first kind, order 0"""
+    fn = staticmethod(i0_array)
+
+    def backward(self, F, gy, x):
+        return gy * _array_or_op(F, x, i1_array, lambda v: i1(v))
+
+
+class SpecialI1Backward0(_Special):
+    """y = the modified Bessel function of the first kind, order 1"""
+    fn = staticmethod(i1_array)
+
+    def backward(self, F, gy, x):
+        # I1' = I0 - I1 / x, which is 1/2 at 0
+        i0_ = _array_or_op(F, x, i0_array, lambda v: i0(v))
+        i1_ = _array_or_op(F, x, i1_array, lambda v: i1(v))
+        r = _raw(x)
+        zero = (r == 0).astype(r.dtype)
+        return gy * ((i0_ - i1_ / (x + zero)) * (1 - zero) + zero * 0.5)
+
+
+def i0(input):
+    return I0Backward0.apply(input)
+
+
+def i1(input):
+    return SpecialI1Backward0.apply(input)
+
+
+OPS = [SpecialI0EBackward0, SpecialI1EBackward0, I0Backward0, SpecialI1Backward0]

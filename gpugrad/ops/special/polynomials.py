@@ -5,8 +5,7 @@ high degrees of the Chebyshev family inside (-1, 1) use the trigonometric forms,
 else runs the three-term recurrence up to each element's n. PyTorch defines no gradient for
 them, so their results never require grad. ``evaluate`` is the shared front end (PyTorch's
 dtype promotion, broadcasting and errors) of these and the other gradient-free special
-functions.
-"""
+functions."""
 from __future__ import annotations
 
 import numpy as np
@@ -181,40 +180,17 @@ def _poly(name, array_fn):
 
 
 chebyshev_polynomial_t = _poly("chebyshev_polynomial_t", _cheb("t", False))
-
-
 chebyshev_polynomial_u = _poly("chebyshev_polynomial_u", _cheb("u", False))
-
-
 chebyshev_polynomial_v = _poly("chebyshev_polynomial_v", _cheb("v", False))
-
-
 chebyshev_polynomial_w = _poly("chebyshev_polynomial_w", _cheb("w", False))
-
-
 shifted_chebyshev_polynomial_t = _poly("shifted_chebyshev_polynomial_t", _cheb("t", True))
-
-
 shifted_chebyshev_polynomial_u = _poly("shifted_chebyshev_polynomial_u", _cheb("u", True))
-
-
 shifted_chebyshev_polynomial_v = _poly("shifted_chebyshev_polynomial_v", _cheb("v", True))
-
-
 shifted_chebyshev_polynomial_w = _poly("shifted_chebyshev_polynomial_w", _cheb("w", True))
-
-
 hermite_polynomial_h = _poly("hermite_polynomial_h", hermite_h_array)
-
-
 hermite_polynomial_he = _poly("hermite_polynomial_he", hermite_he_array)
-
-
 laguerre_polynomial_l = _poly("laguerre_polynomial_l", laguerre_l_array)
-
-
 legendre_polynomial_p = _poly("legendre_polynomial_p", legendre_p_array)
-
 
 POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
