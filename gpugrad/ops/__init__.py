@@ -1,44 +1,22 @@
-"""Every differentiable op, one class each (see ``_op.Op``)."""
-from . import (
-    _op,
-    activation,
-    conv,
-    conv3d,
-    ctc,
-    decomp,
-    extra,
-    fractional,
-    index,
-    linalg,
-    linalg_lu,
-    loss,
-    matrix,
-    methods_more,
-    misc,
-    norm,
-    padding,
-    pointwise,
-    pointwise_more,
-    pool,
-    pool3d,
-    reduce,
-    resize,
-    sampling,
-    scatter,
-    select,
-    shape,
-    special,
-    special_more,
-    unary,
-    unpool,
-)
+"""Every differentiable op, one class each (see ``_op.Op``), in family packages: ``pointwise``,
+``reduction``, ``shape``, ``indexing``, ``linalg``, ``special`` and ``nn``. Each module of a
+family lists its op classes in ``OPS``; ``REGISTRY`` collects them by looping over the families,
+so a new module or op needs no entry here."""
+import importlib
+import pkgutil
 
-REGISTRY = {cls.__name__: cls
-            for m in (pointwise, unary, activation, reduce, shape, index, linalg, loss, norm,
-                      select, extra, conv, padding, scatter, decomp, linalg_lu, matrix, misc,
-                      pool, resize, special, methods_more, conv3d, pool3d, unpool, sampling,
-                      pointwise_more, special_more, ctc, fractional)
-            for cls in m.OPS}
+from . import _op
+
+
+def _family_modules():
+    """Every module of every family package, in name order (families, then their modules)."""
+    for family in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg):
+        package = importlib.import_module(f"{__name__}.{family}")
+        for m in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            yield importlib.import_module(f"{package.__name__}.{m.name}")
+
+
+REGISTRY = {cls.__name__: cls for m in _family_modules() for cls in m.OPS}
 
 for _cls in REGISTRY.values():
     _op.specialise_run(_cls)

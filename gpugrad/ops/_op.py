@@ -16,6 +16,10 @@ import math
 import numpy as np
 
 from .. import _backend
+from .._promotion import _CATEGORY as _CATEGORY  # noqa: F401  (re-exported: older importers)
+from .._promotion import _promote
+from .._promotion import _widest as _widest  # noqa: F401  (re-exported)
+from .._promotion import result_type as result_type  # noqa: F401  (re-exported)
 from ..autograd import anomaly
 from ..autograd import forward_ad as _forward_ad
 from ..autograd import saved_hooks as _saved_hooks
@@ -420,49 +424,6 @@ class Op(Node):
         self._versions = None
         for t in self.temps:
             setattr(self, t, None)
-
-
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-
-
-def _widest(dtypes):
-    """Promote within the highest category only (float32 tensor * int64 tensor -> float32)."""
-    top = max(_CATEGORY[d.kind] for d in dtypes)
-    return np.result_type(*[d for d in dtypes if _CATEGORY[d.kind] == top])
-
-
-def result_type(arrays):
-    """PyTorch's type promotion: tensors with dimensions outrank 0-d tensors, which outrank
-    Python numbers; a lower-ranked participant only matters when its category (bool < int <
-    float < complex) is higher, and a Python number then gives the default dtype."""
-    from ..tensor import DEFAULT
-    dims = [a.dtype for a in arrays if getattr(a, "ndim", 0) > 0]
-    zero = [a.dtype for a in arrays if getattr(a, "ndim", None) == 0]
-    result = _widest(dims) if dims else None
-    if zero:
-        d = _widest(zero)
-        if result is None or _CATEGORY[d.kind] > _CATEGORY[result.kind]:
-            result = d
-    for v in arrays:
-        if hasattr(v, "dtype"):
-            continue
-        kind = ("b" if isinstance(v, bool) else "i" if isinstance(v, int) else
-                "f" if isinstance(v, float) else "c" if isinstance(v, complex) else None)
-        if kind is not None and (result is None or _CATEGORY[kind] > _CATEGORY[result.kind]):
-            result = {"b": np.dtype(bool), "i": np.dtype(np.int64), "f": DEFAULT.float,
-                      "c": np.dtype(np.complex64)}[kind]
-    return result
-
-
-def _promote(y, arrays):
-    """Cast a result numpy promoted differently from PyTorch (int tensor * 1.5 -> float32)."""
-    from ..tensor import DEFAULT
-    want = result_type(arrays)
-    if want is None or want == y.dtype:
-        return y
-    if y.dtype.kind in "fc" and want.kind in "biu":  # true division of integers
-        want = DEFAULT.float
-    return y if want == y.dtype else y.astype(want)
 
 
 def _as_array(y):

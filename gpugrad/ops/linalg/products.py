@@ -1,14 +1,20 @@
-"""Matrix products: dot, mv, mm, batched/broadcast matmul, addmm (nn.Linear)."""
+"""Matrix and vector products: dot, vdot, inner, outer / ger, mv, mm, batched/broadcast matmul,
+bmm, addmm (nn.Linear), addmv, addr, addbmm, baddbmm, tensordot, kron, multi_dot, vecdot,
+cross, matrix_power and ``gpugrad.linalg.vander``.
+"""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from ..amp._state import lower as _lower
-from ..amp._state import state as _amp
-from ..tensor import scalar_name
-from ._op import Op, broadcast_error
+from ..._backend import xp_of
+from ...amp._state import lower as _lower
+from ...amp._state import state as _amp
+from ...tensor import Tensor, scalar_name
+from .._op import Op, broadcast_error
+from .solvers import inv
 
 # the C++ type names PyTorch's mm messages print
 _CPP_NAMES = {"float16": "c10::Half", "int64": "long int", "int16": "short int",
@@ -191,7 +197,7 @@ class AddmmBackward0(Op):
 def matmul(input, other):
     if _amp.active:
         input, other = _lower(input, other)
-    from .shape import squeeze, unsqueeze
+    from ..shape.views import squeeze, unsqueeze
     a, b = input.ndim, other.ndim
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a}D "
@@ -218,7 +224,7 @@ def matmul(input, other):
 def _fold_batch(input, matrix_op, cols):
     """``matrix_op`` on ``input`` seen as one (batch * rows, k) matrix, unfolded again
     (ViewBackward0 -> the op -> UnsafeViewBackward0, PyTorch's graph for these calls)."""
-    from .shape import UnsafeViewBackward0, reshape
+    from ..shape.views import UnsafeViewBackward0, reshape
     lead = input.shape[:-1]
     y = matrix_op(reshape(input, -1, input.shape[-1]))
     return UnsafeViewBackward0.apply(y, shape=tuple(lead) + (cols,))
@@ -272,13 +278,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias   (the op behind nn.Linear: AddmmBackward0 for 2-D input)"""
-    from .shape import t
+    from ..shape.views import t
     if _amp.active:
         input, weight, bias = _lower(input, weight, bias)
     if input.ndim == 2 and bias is not None:
         return AddmmBackward0.apply(bias, input, t(weight))
     if input.ndim > 2 and bias is not None:  # ViewBackward0 over AddmmBackward0, as PyTorch
-        from .shape import reshape
+        from ..shape.views import reshape
         lead = input.shape[:-1]
         y = AddmmBackward0.apply(bias, reshape(input, -1, input.shape[-1]), t(weight))
         return reshape(y, *lead, weight.shape[0])
@@ -286,4 +292,207 @@ def linear(input, weight, bias=None):
     return y + bias if bias is not None else y
 
 
-OPS = [DotBackward0, MvBackward0, MmBackward0, BmmBackward0, AddmmBackward0]
+def outer(input, vec2):
+    from ..shape.views import reshape
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return reshape(input, (-1, 1)) * vec2   # PyTorch's graph: MulBackward0 over ViewBackward0
+
+
+ger = outer
+
+
+def inner(input, other):
+    """sum over the last dims: out[i..., j...] = sum_k a[i..., k] b[j..., k]"""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, dims=([-1], [-1]))
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * sum_b batch1[b] @ batch2[b]   (beta = 0 ignores input, nan and
+    all)"""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if batch1.ndim != 3
+                           else "batch2 must be a 3D tensor")
+    return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2)"""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return _add_scaled(input, outer(vec1, vec2), beta, alpha)
+
+
+def _add_scaled(input, y, beta, alpha):
+    y = y if alpha == 1 else y * alpha
+    if beta == 0:
+        from ..shape.views import broadcast_shapes
+        return y.expand(*broadcast_shapes(input.shape, y.shape)).contiguous()
+    return (input if beta == 1 else input * beta) + y
+
+
+# -- tensordot ----------------------------------------------------------------------------------
+def tensordot(a, b, dims=2, out=None):
+    """sum over the paired dims of a and b: a's other dims, then b's other dims."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    da, db = [a._dim(d) for d in da], [b._dim(d) for d in db]
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in "
+                               f"dim {j}")
+    fa = [d for d in range(a.ndim) if d not in da]
+    fb = [d for d in range(b.ndim) if d not in db]
+    k = int(np.prod([a.shape[d] for d in da]))
+    left = a.permute(*(fa + da)).reshape(-1, k)
+    right = b.permute(*(db + fb)).reshape(k, -1)
+    return mm(left, right).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
+
+
+def _cross(F, a, b, axis):
+    """a x b along ``axis`` (of length 3), written with rolls so it serves arrays and tensors"""
+    return (F.roll(a, -1, axis) * F.roll(b, -2, axis) - F.roll(a, -2, axis) * F.roll(b, -1, axis))
+
+
+class LinalgCrossBackward0(Op):
+    """y = a x b along dim (length 3)"""
+    __slots__ = ("axis",)
+    saves = (0, 1)
+    reads_for = ((1,), (0,))
+    saved_names = ("self", "other")
+    broadcasts = True
+
+    def forward(self, xp, a, b, dim=-1):
+        self.axis = dim
+        return _cross(xp, a, b, dim)
+
+    def backward(self, F, gy, a, b):
+        need = self.needs_input_grad
+        return (_cross(F, b, gy, self.axis) if need[0] else None,
+                _cross(F, gy, a, self.axis) if need[1] else None)
+
+
+def linalg_cross(input, other, *, dim=-1):
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    axis = input._dim(dim)
+    if input.shape[axis] != 3 or other.shape[axis] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[axis]} and {other.shape[axis]}")
+    return LinalgCrossBackward0.apply(input, other, dim=axis)
+
+
+def cross(input, other, dim=None):
+    if dim is None:
+        warnings.warn("Using gpugrad.cross without specifying the dim arg is deprecated. Please "
+                      "either pass the dim explicitly or simply use gpugrad.linalg.cross.",
+                      UserWarning, stacklevel=2)
+        dim = next((d for d, n in enumerate(input.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return linalg_cross(input, other, dim=dim)
+
+
+def matrix_power(A, n):
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
+                           f"are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if n == 0:
+        eye = xp_of(A._data).eye(A.shape[-1], dtype=A._data.dtype)
+        return A * 0 + eye
+    if n < 0:
+        A, n = inv(A), -n
+        if n == 1:
+            return A
+    if n == 1:
+        return A.clone()
+    result = z = None
+    while n:   # binary powering, as PyTorch
+        z = A if z is None else matmul(z, z)
+        if n & 1:
+            result = z if result is None else matmul(result, z)
+        n >>= 1
+    return result
+
+
+def kron(input, other):
+    """Kronecker product: a (..., i, ...) x b (..., j, ...) -> (..., i * nj + j, ...)"""
+    from ..shape.views import UnsafeViewBackward0
+    n = max(input.ndim, other.ndim)
+    a_shape = (1,) * (n - input.ndim) + tuple(input.shape)
+    b_shape = (1,) * (n - other.ndim) + tuple(other.shape)
+    a = UnsafeViewBackward0.apply(input, shape=tuple(v for s in a_shape for v in (s, 1)))
+    b = UnsafeViewBackward0.apply(other, shape=tuple(v for s in b_shape for v in (1, s)))
+    return UnsafeViewBackward0.apply(a * b, shape=tuple(p * q for p, q in zip(a_shape, b_shape)))
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    y = mv(mat, vec)
+    return (input if beta == 1 else input * beta) + (y if alpha == 1 else y * alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if batch1.ndim != 3
+                           else "batch2 must be a 3D tensor")
+    y = bmm(batch1, batch2)
+    return (input if beta == 1 else input * beta) + (y if alpha == 1 else y * alpha)
+
+
+def multi_dot(tensors):
+    """A chain of matrix products (1-D ends as a row and a column vector), left to right."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    y = tensors[0]
+    for m in tensors[1:]:
+        y = matmul(y, m)
+    return y
+
+
+def vecdot(x, y, *, dim=-1):
+    from ..reduction.reduce import sum as sum_
+    return sum_(x * y, dim)
+
+
+def vdot(input, other):
+    return dot(input, other)   # real tensors: the conjugate is the tensor itself
+
+
+def vander(x, *, N=None):  # noqa: N803
+    """[1, x, x^2, ..., x^(N-1)] along a new last dimension (N defaults to x.shape[-1])."""
+    from ..._creation import ones_like
+    from ..reduction.scan import cumprod
+    from ..shape.joining import cat
+    n = N if N is not None else (x.shape[-1] if x.ndim else 1)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    col = x.unsqueeze(-1)
+    powers = cumprod(col.expand(*x.shape, n - 1), -1)
+    return cat([ones_like(col), powers], -1)
+
+
+OPS = [DotBackward0, MvBackward0, MmBackward0, BmmBackward0, AddmmBackward0, LinalgCrossBackward0]

@@ -1,15 +1,18 @@
-"""Shape ops: views (reshape, transpose, squeeze ...), copies and cat/stack/split (indexing and
-assignment: ``index.py``)."""
+"""Views and reshapes: view, reshape, flatten / unflatten, ravel, squeeze, unsqueeze, expand /
+expand_as / broadcast_to, broadcast_shapes, permute, transpose / swapaxes, t, movedim, narrow,
+diagonal, as_strided, Tensor.unfold (sliding windows), and the copies clone / contiguous.
+"""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from .. import _backend
-from ..autograd.grad_mode import state as grad_state
-from ..tensor import Tensor
-from ._op import Op, unbroadcast
+from ... import _backend
+from ..._backend import xp_of
+from ...autograd.grad_mode import state as grad_state
+from ...tensor import Size, Tensor
+from .._op import Op, unbroadcast
 
 
 def _as_view(out, x, view_fn):
@@ -110,7 +113,7 @@ def expand_error(x, sizes):
     shape = x.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
-        from ..tensor import describe
+        from ...tensor import describe
         return RuntimeError(
             f"expand({describe(x).split(' ')[0]}{{{list(shape)}}}, size={list(sizes)}): the "
             f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
@@ -179,149 +182,6 @@ class ToCopyBackward0(Op):
         if F.fast:
             return _backend.to_device(g, self.device)
         return g.to(self.device)
-
-
-class CatBackward0(Op):
-    """y = concatenate(xs, dim)"""
-    __slots__ = ("axis", "sizes", "dtypes")
-
-    def forward(self, xp, *xs, axis=0, dtype=None):
-        self.axis, self.dtypes = axis, None
-        self.sizes = [x.shape[axis] for x in xs]
-        if dtype is not None:   # mixed dtypes, promoted as PyTorch does (not as numpy would)
-            self.dtypes = [x.dtype for x in xs]
-            xs = [x.astype(dtype, copy=False) for x in xs]
-        return xp.concatenate(xs, axis=axis)
-
-    def backward(self, F, gy):
-        out, start = [], 0
-        lead = (slice(None),) * self.axis
-        for n in self.sizes:
-            out.append(gy[lead + (slice(start, start + n),)])
-            start += n
-        return _cast_back(F, out, self.dtypes)
-
-    def bad_input(self, e, arrays, kw):
-        return RuntimeError(str(e))
-
-
-class StackBackward0(Op):
-    """y = stack(xs, dim)"""
-    __slots__ = ("axis", "n", "dtypes")
-
-    def forward(self, xp, *xs, axis=0, dtype=None):
-        self.axis, self.n, self.dtypes = axis, len(xs), None
-        if dtype is not None:
-            self.dtypes = [x.dtype for x in xs]
-            xs = [x.astype(dtype, copy=False) for x in xs]
-        return xp.stack(xs, axis=axis)
-
-    def backward(self, F, gy):
-        lead = (slice(None),) * self.axis
-        return _cast_back(F, [gy[lead + (i,)] for i in range(self.n)], self.dtypes)
-
-    def bad_input(self, e, arrays, kw):
-        first = arrays[0].shape
-        i = next((i for i, a in enumerate(arrays) if a.shape != first), None)
-        if i is None:
-            return RuntimeError(str(e))
-        return RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} "
-                            f"at entry 0 and {list(arrays[i].shape)} at entry {i}")
-
-
-def _cast_back(F, gxs, dtypes):
-    """Each input's gradient in that input's dtype (after a promoting cat or stack)."""
-    if dtypes is None:
-        return tuple(gxs)
-    return tuple(g if g.dtype == d else F.astype(g, d) for g, d in zip(gxs, dtypes))
-
-
-def _mixed_dtype(tensors):
-    """The dtype PyTorch promotes differing inputs to (a float32 and an int64 give float32),
-    or None when they all agree."""
-    d = tensors[0]._data.dtype
-    for t in tensors:
-        if t._data.dtype is not d and t._data.dtype != d:
-            from ._op import _widest
-            return _widest([t._data.dtype for t in tensors])
-    return None
-
-
-def _tensor_list(name, tensors):
-    if isinstance(tensors, Tensor):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not Tensor")
-    return list(tensors)
-
-
-def _check_cat(tensors, dim):
-    """PyTorch's errors for tensors that cannot be concatenated along ``dim``. A 1-D empty
-    tensor joins anything (PyTorch's legacy rule); the first other tensor is the reference."""
-    for i, t in enumerate(tensors):
-        if t.ndim == 0:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
-                               f"concatenated")
-    full = [(i, t._data.shape) for i, t in enumerate(tensors)
-            if not (t.ndim == 1 and t._data.shape[0] == 0)]
-    if not full:
-        return
-    ref = full[0][1]
-    axis = tensors[full[0][0]]._dim(dim)
-    for i, shape in full[1:]:
-        if len(shape) != len(ref):
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
-                               f"and {len(shape)}")
-        for d, (a, b) in enumerate(zip(ref, shape)):
-            if d != axis and a != b:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. "
-                                   f"Expected size {a} but got size {b} for tensor number {i} "
-                                   f"in the list.")
-
-
-class SplitBackward0(Op):
-    """ys = split(x, sizes, dim)   (one output per piece)"""
-    __slots__ = ("axis", "sizes", "shape")
-
-    @property
-    def n_outputs(self):
-        return len(self.sizes)
-
-    def forward(self, xp, x, sizes=None, axis=0):
-        self.axis, self.sizes, self.shape = axis, sizes, x.shape
-        lead = (slice(None),) * axis
-        out, start = [], 0
-        for n in sizes:
-            out.append(x[lead + (slice(start, start + n),)])
-            start += n
-        return tuple(out)
-
-    def backward(self, F, grads):
-        parts = []
-        for g, n in zip(grads, self.sizes):
-            if g is None:
-                shape = list(self.shape)
-                shape[self.axis] = n
-                ref = next(x for x in grads if x is not None)
-                g = F.zeros_like(ref, shape=tuple(shape)) if F.fast else _zeros_t(ref, shape)
-            parts.append(g)
-        return F.concatenate(parts, axis=self.axis)
-
-
-class SplitWithSizesBackward0(SplitBackward0):
-    __slots__ = ()
-
-
-class UnbindBackward0(SplitBackward0):
-    """ys = x[0], x[1], ... along dim (the pieces drop that dim)"""
-    __slots__ = ()
-
-    def forward(self, xp, x, sizes=None, axis=0):
-        ys = SplitBackward0.forward(self, xp, x, sizes=[1] * x.shape[axis], axis=axis)
-        return tuple(y.squeeze(axis) for y in ys)
-
-    def backward(self, F, grads):
-        return SplitBackward0.backward(
-            self, F, [None if g is None else F.expand_dims(g, (self.axis,)) for g in grads])
 
 
 def _zeros_t(ref, shape):
@@ -467,7 +327,7 @@ def clone(input, *, memory_format=None):
 def contiguous(input, memory_format=None):
     """``input`` dense in row-major order, or in the order ``memory_format`` names
     (``channels_last``: N, H, W, C fastest last, the shape unchanged)."""
-    from .._memory_format import channels_last_axes
+    from ..._memory_format import channels_last_axes
     axes = None if memory_format is None else channels_last_axes(memory_format, input.ndim)
     if axes is None:
         return input if input._data.flags.c_contiguous else CloneBackward0.apply(input)
@@ -477,83 +337,182 @@ def contiguous(input, memory_format=None):
     return permute(contiguous(permute(input, axes)), inverse)
 
 
-def cat(tensors, dim=0):
-    tensors = _tensor_list("cat", tensors)
-    if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    _check_cat(tensors, dim)
-    ref, dtype = tensors[0], _mixed_dtype(tensors)
-    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [ref]
-    if dtype is not None:
-        return CatBackward0.apply(*tensors, axis=tensors[0]._dim(dim), dtype=dtype)
-    return CatBackward0.apply(*tensors, axis=tensors[0]._dim(dim))
+def ravel(input):
+    return reshape(input, -1)
 
 
-concat = concatenate = cat
+def movedim(input, source, destination):
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({list(dst)} dims)")
+    src, dst = [input._dim(d) for d in src], [input._dim(d) for d in dst]
+    order = [d for d in range(input.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, *order)
 
 
-def stack(tensors, dim=0):
-    tensors = _tensor_list("stack", tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    n = tensors[0].ndim + 1
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    dtype = _mixed_dtype(tensors)
-    if dtype is not None:
-        return StackBackward0.apply(*tensors, axis=dim % n, dtype=dtype)
-    return StackBackward0.apply(*tensors, axis=dim % n)
+moveaxis = movedim
 
 
-def split(tensor, split_size_or_sections, dim=0):
-    if tensor.ndim == 0:
-        raise RuntimeError("split expects at least a 1-dimensional tensor")
-    axis = tensor._dim(dim)
-    n = tensor._data.shape[axis]
-    if isinstance(split_size_or_sections, int):
-        k = split_size_or_sections
-        if k < 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={k}")
-        if k == 0 and n:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                               f"dimension size of {n}")
-        sizes = [k] * (n // k) + ([n % k] if n % k else []) if k > 0 else [n]
-        cls = SplitBackward0
-    else:
-        sizes = list(split_size_or_sections)
-        if sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
-                               f"(input tensor's size at dimension {dim}), but got "
-                               f"split_sizes={sizes}")
-        cls = SplitWithSizesBackward0
-    outs = cls.apply(tensor, sizes=sizes, axis=axis)
-    return tuple(_as_view(o, tensor, _piece(axis, s, k))
-                 for o, s, k in zip(outs, np.cumsum([0] + sizes[:-1]), sizes))
+def _diagonal_index(xp, shape, offset, dim1, dim2):
+    """Index arrays, one per dimension, reading diagonal ``offset`` of dims (dim1, dim2): the
+    other dims first, in order, then the diagonal (numpy's and PyTorch's layout)."""
+    others = [d for d in range(len(shape)) if d not in (dim1, dim2)]
+    k = len(others)
+    n = max(0, min(shape[dim1] - max(-offset, 0), shape[dim2] - max(offset, 0)))
+    i = xp.arange(n).reshape((1,) * k + (-1,))
+    index = [None] * len(shape)
+    for j, d in enumerate(others):
+        index[d] = xp.arange(shape[d]).reshape((1,) * j + (-1,) + (1,) * (k - j))
+    index[dim1], index[dim2] = i + max(-offset, 0), i + max(offset, 0)
+    return tuple(index)
 
 
-def _piece(axis, start, n):
-    sl = (slice(None),) * axis + (slice(int(start), int(start + n)),)
-    return lambda a: a[sl]
+def _diagonal_view(a, offset, dim1, dim2):
+    """A writable view (numpy gives a read-only one; PyTorch's diagonal is writable)."""
+    d = xp_of(a).diagonal(a, offset, dim1, dim2)
+    if isinstance(d, np.ndarray) and not d.flags.writeable and a.flags.writeable:
+        d.flags.writeable = True
+    return d
 
 
-def chunk(input, chunks, dim=0):
+class DiagonalBackward0(Op):
+    """y = diagonal offset of x over dims (dim1, dim2), as the last dimension (a view)"""
+    __slots__ = ("shape", "where")
+
+    def forward(self, xp, x, offset=0, dim1=0, dim2=1):
+        self.shape = x.shape
+        self.where = _diagonal_index(xp, x.shape, offset, dim1, dim2)
+        return _diagonal_view(x, offset, dim1, dim2)
+
+    def backward(self, F, gy):
+        return F.index_add(self.shape, self.where, gy)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    d1, d2 = input._dim(dim1), input._dim(dim2)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    y = DiagonalBackward0.apply(input, offset=offset, dim1=d1, dim2=d2)
+    return _as_view(y, input, lambda a: _diagonal_view(a, offset, d1, d2))
+
+
+def unflatten(input, dim, sizes):
+    d = input._dim(dim)
+    sizes = list(sizes)
+    n = input.shape[d]
+    known = int(np.prod([s for s in sizes if s != -1]))
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != n) or (
+            -1 in sizes and (known == 0 or n % known)):
+        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of "
+                           f"dim {dim} ({n}) in the input tensor")
+    sizes = [n // known if s == -1 else s for s in sizes]
+    return reshape(input, *input.shape[:d], *sizes, *input.shape[d + 1:])
+
+
+def _strided(xp):
+    return xp.lib.stride_tricks.as_strided
+
+
+class UnfoldBackward0(Op):
+    """y = every window of ``size`` entries along dim, ``step`` apart, as a new last dim (a view)"""
+    __slots__ = ("shape", "where")
+
+    def forward(self, xp, x, dim=0, size=1, step=1):
+        self.shape = x.shape
+        y = _unfold_view(x, dim, size, step)
+        self.where = _window_index(xp, x.shape, dim, size, step)
+        return y
+
+    def backward(self, F, gy):
+        return F.index_add(self.shape, self.where, gy)
+
+
+def _unfold_view(a, dim, size, step):
+    if a.ndim == 0:
+        return a.reshape(1)
+    n = (a.shape[dim] - size) // step + 1
+    shape = a.shape[:dim] + (n,) + a.shape[dim + 1:] + (size,)
+    st = a.strides
+    strides = st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],)
+    y = _strided(xp_of(a))(a, shape, strides)
+    if isinstance(y, np.ndarray) and not y.flags.writeable and a.flags.writeable:
+        y.flags.writeable = True
+    return y
+
+
+def _window_index(xp, shape, dim, size, step):
+    """Index arrays (one per input dim) reading the windows, broadcast to the output shape."""
+    if len(shape) == 0:
+        return ()
+    k = len(shape) + 1
+    n = (shape[dim] - size) // step + 1
+    index = []
+    for d, m in enumerate(shape):
+        lead = (1,) * d + (-1,) + (1,) * (k - d - 1)
+        if d == dim:
+            index.append(xp.arange(n).reshape(lead) * step
+                         + xp.arange(size).reshape((1,) * (k - 1) + (-1,)))
+        else:
+            index.append(xp.arange(m).reshape(lead))
+    return tuple(index)
+
+
+def unfold(input, dimension, size, step):
+    d = input._dim(dimension) if input.ndim else 0
+    n = input.shape[d] if input.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    y = UnfoldBackward0.apply(input, dim=d, size=size, step=step)
+    return _as_view(y, input, lambda a: _unfold_view(a, d, size, step))
+
+
+def narrow(input, dim, start, length):
+    from ..indexing.getitem import getitem
     if input.ndim == 0:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    n = input._data.shape[input._dim(dim)]
-    if n == 0:   # as many empty pieces as asked for
-        return split(input, [0] * chunks, dim)
-    return split(input, max(-(-n // chunks), 1), dim)
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = input._dim(dim)
+    size = input.shape[dim]
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    start = int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    start += size if start < 0 else 0
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return getitem(input, (slice(None),) * dim + (slice(start, start + length),))
 
 
-def unbind(input, dim=0):
-    axis = input._dim(dim)
-    return UnbindBackward0.apply(input, axis=axis)
+# -- not differentiable ---------------------------------------------------------------------------
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to, without making any tensor."""
+    result: list = []
+    for k, s in enumerate(shapes):
+        s = (s,) if isinstance(s, int) else tuple(s)
+        if len(s) > len(result):
+            result = [1] * (len(s) - len(result)) + result
+        for j in range(1, len(s) + 1):
+            if s[-j] < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {s[-j]}: "
+                                   f"{list(s)}")
+            if s[-j] != 1 and result[-j] not in (1, s[-j]):
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[-j]} at "
+                                   f"{-j}! Mismatching argument at index {k} had {s}; but "
+                                   f"expected shape should be broadcastable to {result}")
+            if result[-j] == 1:
+                result[-j] = s[-j]
+    return Size(result)
 
 
 OPS = [ViewBackward0, UnsafeViewBackward0, SqueezeBackward0, SqueezeBackward1, SqueezeBackward2,
        AliasBackward0, UnsqueezeBackward0, ExpandBackward0, PermuteBackward0, TransposeBackward0,
-       TBackward0, CloneBackward0, ToCopyBackward0, CatBackward0, StackBackward0, SplitBackward0,
-       SplitWithSizesBackward0, UnbindBackward0]
+       TBackward0, CloneBackward0, ToCopyBackward0, DiagonalBackward0, UnfoldBackward0]

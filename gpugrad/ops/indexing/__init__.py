@@ -1,0 +1,1 @@
+"""Indexing ops: x[i] and x[i] = v, gather, scatter, masked ops."""

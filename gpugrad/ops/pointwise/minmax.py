@@ -1,0 +1,183 @@
+"""Choosing between values elementwise: clamp / clip, clamp_min, clamp_max, maximum / minimum,
+fmax / fmin (NaN-ignoring) and where.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _backend
+from ..._backend import xp_of
+from ..._promotion import result_type
+from ...tensor import Tensor, scalar_name
+from .._op import Op, broadcast_error
+from .arithmetic import _t, int_clamp_bounds
+
+
+class ClampBackward1(Op):
+    """y = min(max(x, min), max)   (numbers)"""
+    elementwise = True
+    __slots__ = ("min", "max")
+    saves = (0,)
+    saved_names = ("self",)
+
+    def forward(self, xp, x, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        self.min, self.max = min, max
+        if x.dtype.kind in "biu":
+            x, min, max = int_clamp_bounds(x, min, max)
+        return xp.clip(x, min, max).astype(x.dtype, copy=False)
+
+    def backward(self, F, gy, x):
+        keep = True
+        if self.min is not None:
+            keep = x >= self.min
+        if self.max is not None:
+            keep = (x <= self.max) if keep is True else keep & (x <= self.max)
+        return F.where(keep, gy, 0) if F.fast else gy * keep
+
+    def bad_input(self, e, arrays, kw):
+        return RuntimeError(f"clamp: {e}")
+
+
+class ClampBackward0(Op):
+    """y = max(x, bound) (or min(x, bound) with ``upper``), the bound a tensor; the gradient
+    goes to x where it is kept and to the bound where the bound is taken"""
+    elementwise = True
+    __slots__ = ("upper",)
+    saves = (0, 1)
+    saved_names = ("self", "min")
+    broadcasts = True
+
+    def forward(self, xp, x, bound, upper=False):
+        self.upper = upper
+        return xp.minimum(x, bound) if upper else xp.maximum(x, bound)
+
+    def backward(self, F, gy, x, bound):
+        keep = (x <= bound) if self.upper else (x >= bound)
+        if F.fast:
+            return F.where(keep, gy, 0), F.where(keep, 0, gy)
+        return gy * keep, gy * ~keep
+
+    def bad_input(self, e, arrays, kw):
+        return broadcast_error(e, arrays)
+
+
+class MaximumBackward0(Op):
+    """z = max(x, y)   (NOTE: ties split the gradient evenly, as PyTorch)"""
+    elementwise = True
+    saves = (0, 1)
+    saved_names = ("self", "other")
+    broadcasts = True
+
+    def forward(self, xp, x, y):
+        return xp.maximum(x, y)
+
+    def backward(self, F, gz, x, y):
+        w = (x > y) + 0.5 * (x == y)
+        return gz * w, gz * (1 - w)
+
+
+class MinimumBackward0(Op):
+    """z = min(x, y)   (NOTE: ties split the gradient evenly, as PyTorch)"""
+    elementwise = True
+    saves = (0, 1)
+    saved_names = ("self", "other")
+    broadcasts = True
+
+    def forward(self, xp, x, y):
+        return xp.minimum(x, y)
+
+    def backward(self, F, gz, x, y):
+        w = (x < y) + 0.5 * (x == y)
+        return gz * w, gz * (1 - w)
+
+
+class WhereBackward0(Op):
+    """z = x where cond else y"""
+    __slots__ = ("cond",)
+    broadcasts = True
+    temps = ("cond",)
+
+    def forward(self, xp, x, y, cond=None):
+        self.cond = cond
+        out = xp.where(cond, x, y)
+        return out
+
+    def backward(self, F, gz):
+        c = self.cond
+        if F.fast:
+            return F.where(c, gz, 0), F.where(c, 0, gz)
+        return gz * c, gz * ~c
+
+    def bad_input(self, e, arrays, kw):
+        return broadcast_error(e, [kw.get("cond")] + list(arrays))
+
+
+def clamp(input, min=None, max=None):
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if min is None or max is None:
+            return ClampBackward0.apply(input, min if max is None else max,
+                                        upper=max is not None)
+        return ClampBackward0.apply(ClampBackward0.apply(input, min), max, upper=True)
+    return ClampBackward1.apply(input, min=min, max=max)
+
+
+clip = clamp
+
+
+def maximum(input, other):
+    return MaximumBackward0.apply(input, other)
+
+
+def minimum(input, other):
+    return MinimumBackward0.apply(input, other)
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        return tuple(Tensor._make(i) for i in _t(condition)._data.nonzero())
+    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if cond.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {scalar_name(cond.dtype).capitalize()}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):   # two numbers
+        d, xp = result_type([input, other]), _backend.xp_of(cond)
+        input, other = xp.asarray(input, dtype=d), xp.asarray(other, dtype=d)
+    return WhereBackward0.apply(input, other, cond=cond)
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+def _raw(a):
+    return a._data if isinstance(a, Tensor) else a
+
+
+# -- nan-ignoring extremes ------------------------------------------------------------------------
+def _fext(input, other, larger):
+    a, b = _raw(input), _raw(other)
+    xp = xp_of(a if isinstance(input, Tensor) else b)
+    a, b = xp.asarray(a), xp.asarray(b)
+    take_a = (a >= b) if larger else (a <= b)
+    if b.dtype.kind == "f":
+        take_a = take_a | xp.isnan(b)
+    return where(Tensor._make(take_a), input, other)
+
+
+def fmax(input, other, *, out=None):
+    """max(a, b), or the one that is not nan (nan only when both are)."""
+    return _fext(input, other, True)
+
+
+def fmin(input, other, *, out=None):
+    """min(a, b), or the one that is not nan (nan only when both are)."""
+    return _fext(input, other, False)
+
+
+OPS = [ClampBackward0, ClampBackward1, MaximumBackward0, MinimumBackward0, WhereBackward0]

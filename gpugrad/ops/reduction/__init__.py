@@ -1,0 +1,2 @@
+"""Reductions: sums and moments, extrema, scans, sorting, softmax, histograms, differences
+and integrals."""
