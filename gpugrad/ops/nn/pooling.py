@@ -8,9 +8,10 @@ import math
 
 import numpy as np
 
-from ... import _backend
+from ... import _backend, _creation
 from ...tensor import Tensor
 from .._op import Op
+from ..linalg.products import matmul
 from .conv import _scatter_windows, _windows
 
 
@@ -483,7 +484,7 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 def _lp(out, norm_type, count):
     """(sign(s) relu(|s|) count)^(1 / p) of the windows' means s of x^p"""
-    from ...nn.functional import relu
+    from .activation import relu
     return (out.sign() * relu(out.abs())).mul(count).pow(1.0 / norm_type)
 
 
@@ -677,3 +678,43 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
 OPS = [MaxPool2DWithIndicesBackward0, AvgPool2DBackward0, AvgPool2DBackwardBackward0,
        AdaptiveMaxPool2DBackward0, MaxUnpool2DBackward0, MaxUnpool3DBackward0,
        FractionalMaxPool2DBackward0, FractionalMaxPool3DBackward0]
+
+
+# -- adaptive average pooling (1-D, 2-D; 3-D is in pooling3d.py) ---------------------------------
+def _pool_matrix(size, out, like):
+    """(out, size): row i averages PyTorch's adaptive bin [floor(i size / out),
+    ceil((i + 1) size / out))."""
+    m = np.zeros((out, size))
+    for i in range(out):
+        start, end = i * size // out, -(-(i + 1) * size // out)
+        m[i, start:end] = 1.0 / (end - start)
+    return _creation.tensor(m, dtype=like.dtype, device=like.device)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average over ``output_size`` adaptive bins of the last dimension of (N, C, L) or (C, L)."""
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 1:
+            raise RuntimeError(f"adaptive_avg_pool1d() argument 'output_size' should contain "
+                               f"one int (got {len(output_size)})")
+        output_size = output_size[0]
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "adaptive_avg_pool1d)")
+    return matmul(input, _pool_matrix(input.shape[-1], output_size, input).mT)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average over adaptive bins of the last two dimensions of (N, C, H, W) or (C, H, W);
+    ``None`` in ``output_size`` keeps that dimension's size."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{list(input.shape)}")
+    size = (output_size,) * 2 if isinstance(output_size, int) else tuple(output_size)
+    if len(size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    h, w = input.shape[-2:]
+    oh, ow = (h if size[0] is None else size[0]), (w if size[1] is None else size[1])
+    # the bins are rectangles, so the average is P_h @ x @ P_w^T
+    return matmul(matmul(_pool_matrix(h, oh, input), input), _pool_matrix(w, ow, input).mT)

@@ -278,10 +278,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({ins}) output ({outs})")
     if mode == "area":
-        from ...nn import more_layers
+        from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
         from .pooling3d import adaptive_avg_pool3d
-        pool = (more_layers.adaptive_avg_pool1d, more_layers.adaptive_avg_pool2d,
-                adaptive_avg_pool3d)[dim - 1]
+        pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1]
         return pool(input, out if dim > 1 else out[0])
     if input.dtype.kind != "f":
         if mode != "nearest":
