@@ -79,14 +79,26 @@ from ._dtype_info import can_cast, finfo, iinfo, is_complex, promote_types, resu
 from ._format import set_printoptions
 from ._runtime import (
     are_deterministic_algorithms_enabled,
+    compile,
+    get_float32_matmul_precision,
     get_num_interop_threads,
     get_num_threads,
     get_rng_state,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
     is_deterministic_algorithms_warn_only_enabled,
+    is_storage,
+    is_warn_always_enabled,
+    set_anomaly_enabled,
+    set_default_tensor_type,
+    set_float32_matmul_precision,
     set_num_interop_threads,
     set_num_threads,
     set_rng_state,
+    set_warn_always,
+    typename,
     use_deterministic_algorithms,
+    vmap,
 )
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd import (
@@ -97,151 +109,11 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
-from .ops.activation import relu, sigmoid
-from .ops.einsum import einsum
-from .ops.extra import (
-    addcdiv,
-    addcmul,
-    arctan2,
-    atan2,
-    broadcast_tensors,
-    count_nonzero,
-    diag,
-    isclose,
-    lerp,
-    masked_select,
-    median,
-    meshgrid,
-    moveaxis,
-    movedim,
-    nonzero,
-    ravel,
-    std_mean,
-    trace,
-    var_mean,
-)
-from .ops.linalg import addmm, bmm, dot, matmul, mm, mv
-from .ops.linalg_legacy import chain_matmul, cholesky, matrix_exp
-from .ops.matrix import (
-    addmv,
-    baddbmm,
-    cross,
-    det,
-    inverse,
-    kron,
-    logdet,
-    matrix_power,
-    slogdet,
-    vdot,
-)
-from .ops.methods_more import (
-    aminmax,
-    bincount,
-    floor_divide,
-    kthvalue,
-    mode,
-    repeat_interleave,
-    sgn,
-    unique,
-)
-from .ops.misc import (
-    clamp_max,
-    clamp_min,
-    cumprod,
-    diagonal,
-    diff,
-    fliplr,
-    flipud,
-    fmod,
-    hypot,
-    logaddexp,
-    logcumsumexp,
-    nan_to_num,
-    nanmean,
-    nansum,
-    remainder,
-    rot90,
-    select,
-    take,
-    tensor_split,
-    tile,
-    unflatten,
-    xlogy,
-)
-from .ops.numeric import (
-    bitwise_and,
-    bitwise_left_shift,
-    bitwise_not,
-    bitwise_or,
-    bitwise_right_shift,
-    bitwise_xor,
-    bucketize,
-    cdist,
-    corrcoef,
-    cov,
-    cummax,
-    cummin,
-    float_power,
-    fmax,
-    fmin,
-    histc,
-    logspace,
-    nanmedian,
-    nanquantile,
-    poisson,
-    quantile,
-    searchsorted,
-)
-from .ops.pointwise import (
-    abs,
-    absolute,
-    add,
-    clamp,
-    clip,
-    cos,
-    div,
-    divide,
-    erf,
-    exp,
-    log,
-    maximum,
-    minimum,
-    mul,
-    multiply,
-    neg,
-    negative,
-    pow,
-    reciprocal,
-    rsqrt,
-    rsub,
-    sign,
-    sin,
-    sqrt,
-    square,
-    sub,
-    subtract,
-    tanh,
-    true_divide,
-    where,
-)
-from .ops.reduce import (
-    amax,
-    amin,
-    argmax,
-    argmin,
-    logsumexp,
-    max,
-    mean,
-    min,
-    norm,
-    prod,
-    std,
-    sum,
-    var,
-)
-from .ops.reduce import log_softmax as _log_softmax
-from .ops.reduce import softmax as _softmax
-from .ops.scatter import (
+from .ops.creation import logspace
+from .ops.indexing.gather import gather, index_select, nonzero, take
+from .ops.indexing.getitem import select
+from .ops.indexing.masked import masked_fill, masked_select
+from .ops.indexing.scatter import (
     index_add,
     index_copy,
     index_fill,
@@ -250,71 +122,74 @@ from .ops.scatter import (
     scatter_reduce,
     take_along_dim,
 )
-from .ops.select import (
-    argsort,
-    cumsum,
-    flip,
-    gather,
-    index_select,
-    masked_fill,
-    narrow,
+from .ops.linalg.einsum import einsum
+from .ops.linalg.legacy import chain_matmul, cholesky, matrix_exp
+from .ops.linalg.norms import cdist
+from .ops.linalg.products import (
+    addmm,
+    addmv,
+    baddbmm,
+    bmm,
+    cross,
+    dot,
+    kron,
+    matmul,
+    matrix_power,
+    mm,
+    mv,
     outer,
-    roll,
-    sort,
-    topk,
-    tril,
-    triu,
-)
-from .ops.shape import (
-    broadcast_to,
-    cat,
-    chunk,
-    clone,
-    concat,
-    concatenate,
-    flatten,
-    permute,
-    reshape,
-    split,
-    squeeze,
-    stack,
-    swapaxes,
-    swapdims,
-    t,
-    transpose,
-    unbind,
-    unsqueeze,
-)
-from .ops.special import (
-    digamma,
-    erfc,
-    erfinv,
-    i0,
-    lgamma,
-    logit,
-    mvlgamma,
-    polygamma,
-    sinc,
-    xlog1py,
-)
-from .ops.stacking import (
-    atleast_1d,
-    atleast_2d,
-    atleast_3d,
-    block_diag,
-    broadcast_shapes,
-    cartesian_prod,
-    column_stack,
-    combinations,
-    diag_embed,
-    dstack,
-    hstack,
-    row_stack,
     tensordot,
-    unique_consecutive,
-    vstack,
+    vdot,
 )
-from .ops.unary import (
+from .ops.linalg.solvers import det, inverse, logdet, slogdet
+from .ops.nn.activation import relu, sigmoid
+from .ops.pointwise.arithmetic import (
+    add,
+    addcdiv,
+    addcmul,
+    div,
+    divide,
+    float_power,
+    floor_divide,
+    fmod,
+    lerp,
+    mul,
+    multiply,
+    neg,
+    negative,
+    pow,
+    reciprocal,
+    remainder,
+    rsub,
+    square,
+    sub,
+    subtract,
+    true_divide,
+)
+from .ops.pointwise.binary import arctan2, atan2, hypot, logaddexp, xlogy
+from .ops.pointwise.bitwise import (
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+)
+from .ops.pointwise.comparison import isclose
+from .ops.pointwise.minmax import (
+    clamp,
+    clamp_max,
+    clamp_min,
+    clip,
+    fmax,
+    fmin,
+    maximum,
+    minimum,
+    where,
+)
+from .ops.pointwise.unary import (
+    abs,
+    absolute,
     acos,
     arccos,
     arcsin,
@@ -322,19 +197,120 @@ from .ops.unary import (
     asin,
     atan,
     ceil,
+    cos,
     cosh,
+    erf,
+    exp,
     expm1,
     fix,
     floor,
     frac,
+    log,
     log1p,
     log2,
     log10,
+    nan_to_num,
     round,
+    rsqrt,
+    sgn,
+    sign,
+    sin,
     sinh,
+    sqrt,
     tan,
+    tanh,
     trunc,
 )
+from .ops.random import poisson
+from .ops.reduction.calculus import diff
+from .ops.reduction.extrema import (
+    amax,
+    amin,
+    aminmax,
+    argmax,
+    argmin,
+    kthvalue,
+    max,
+    median,
+    min,
+    mode,
+    nanmedian,
+    nanquantile,
+    quantile,
+)
+from .ops.reduction.histogram import bincount, histc
+from .ops.reduction.reduce import (
+    corrcoef,
+    count_nonzero,
+    cov,
+    logsumexp,
+    mean,
+    nanmean,
+    nansum,
+    norm,
+    prod,
+    std,
+    std_mean,
+    sum,
+    var,
+    var_mean,
+)
+from .ops.reduction.scan import cummax, cummin, cumprod, cumsum, logcumsumexp
+from .ops.reduction.softmax import log_softmax as _log_softmax
+from .ops.reduction.softmax import softmax as _softmax
+from .ops.reduction.sorting import (
+    argsort,
+    bucketize,
+    searchsorted,
+    sort,
+    topk,
+    unique,
+    unique_consecutive,
+)
+from .ops.shape.diagonal import diag, diag_embed, trace
+from .ops.shape.flip import flip, fliplr, flipud, roll, rot90
+from .ops.shape.joining import cat, chunk, concat, concatenate, split, stack, tensor_split, unbind
+from .ops.shape.repeat import repeat_interleave, tile
+from .ops.shape.stacking import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    broadcast_tensors,
+    cartesian_prod,
+    column_stack,
+    combinations,
+    dstack,
+    hstack,
+    meshgrid,
+    row_stack,
+    vstack,
+)
+from .ops.shape.triangular import tril, triu
+from .ops.shape.views import (
+    broadcast_shapes,
+    broadcast_to,
+    clone,
+    diagonal,
+    flatten,
+    moveaxis,
+    movedim,
+    narrow,
+    permute,
+    ravel,
+    reshape,
+    squeeze,
+    swapaxes,
+    swapdims,
+    t,
+    transpose,
+    unflatten,
+    unsqueeze,
+)
+from .ops.special.bessel import i0
+from .ops.special.error import erfc, erfinv
+from .ops.special.gamma import digamma, lgamma, mvlgamma, polygamma
+from .ops.special.logarithmic import logit, sinc, xlog1py
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor
 

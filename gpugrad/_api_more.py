@@ -2,39 +2,49 @@
 name in ``__all__``. Importing this module also attaches their Tensor methods."""
 from __future__ import annotations
 
-from . import _creation, _memory_format, _methods_more, _runtime, _windows
-from .ops import linalg_legacy, pointwise_more, shape_more, special_more
+from . import _creation, _memory_format, _methods_more, _windows
+from .ops.indexing import gather, getitem, masked, scatter
+from .ops.linalg import legacy, norms, products
+from .ops.pointwise import arithmetic, binary, comparison, unary
+from .ops.reduction import calculus, histogram, sorting
+from .ops.shape import diagonal, joining, stacking, triangular
+from .ops.special import incomplete_gamma
 from .tensor import Tensor
 
 _FROM = {
-    _runtime: ("compile", "vmap", "set_float32_matmul_precision", "get_float32_matmul_precision",
-               "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
-               "set_warn_always", "is_warn_always_enabled", "typename", "is_storage",
-               "set_default_tensor_type"),
     _memory_format: ("memory_format", "contiguous_format", "channels_last", "channels_last_3d",
                      "preserve_format"),
     _creation: ("scalar_tensor", "asarray", "range", "empty_strided", "frombuffer"),
     _windows: ("hann_window", "hamming_window", "blackman_window", "bartlett_window",
                "kaiser_window"),
-    pointwise_more: ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "exp2",
-                     "logaddexp2", "deg2rad", "rad2deg", "copysign", "heaviside", "signbit",
-                     "isneginf", "isposinf", "isreal", "gcd", "lcm", "ldexp", "frexp",
-                     "nextafter", "positive", "isin", "is_nonzero", "is_same_size", "is_signed",
-                     "eq", "ne", "gt", "ge", "lt", "le", "greater", "greater_equal", "less",
-                     "less_equal", "not_equal"),
-    shape_more: ("tril_indices", "triu_indices", "unravel_index", "argwhere", "hsplit", "vsplit",
-                 "dsplit", "split_with_sizes", "diagflat", "inner", "ger", "dist", "msort",
-                 "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided",
-                 "masked_scatter", "index_reduce", "addbmm", "addr", "vander", "trapezoid",
-                 "trapz", "cumulative_trapezoid", "histogram", "gradient"),
-    linalg_legacy: ("qr", "svd", "pinverse", "lu", "lu_solve", "lu_unpack", "triangular_solve",
-                    "cholesky_solve", "cholesky_inverse", "lstsq", "matrix_rank"),
-    special_more: ("igamma", "igammac"),
+    unary: ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "exp2", "deg2rad",
+            "rad2deg", "frexp"),
+    binary: ("logaddexp2", "copysign", "heaviside", "gcd", "lcm", "ldexp", "nextafter"),
+    comparison: ("signbit", "isneginf", "isposinf", "isreal", "isin", "is_nonzero",
+                 "is_same_size", "is_signed", "eq", "ne", "gt", "ge", "lt", "le", "greater",
+                 "greater_equal", "less", "less_equal", "not_equal"),
+    arithmetic: ("positive",),
+    triangular: ("tril_indices", "triu_indices"),
+    gather: ("unravel_index", "argwhere"),
+    joining: ("hsplit", "vsplit", "dsplit", "split_with_sizes"),
+    diagonal: ("diagflat",),
+    products: ("inner", "ger", "addbmm", "addr"),
+    norms: ("dist",),
+    sorting: ("msort",),
+    scatter: ("select_scatter", "slice_scatter", "diagonal_scatter", "index_reduce"),
+    getitem: ("as_strided",),
+    masked: ("masked_scatter",),
+    stacking: ("vander",),
+    calculus: ("trapezoid", "trapz", "cumulative_trapezoid", "gradient"),
+    histogram: ("histogram",),
+    legacy: ("qr", "svd", "pinverse", "lu", "lu_solve", "lu_unpack", "triangular_solve",
+             "cholesky_solve", "cholesky_inverse", "lstsq", "matrix_rank"),
+    incomplete_gamma: ("igamma", "igammac"),
 }
 # ... and the Tensor methods PyTorch has for them (x.qr(), x.igamma(a) ...)
 for _name in ("qr", "svd", "pinverse", "lu", "lu_solve", "triangular_solve", "cholesky_solve",
               "cholesky_inverse", "igamma", "igammac"):
-    _fn = getattr(linalg_legacy, _name, None) or getattr(special_more, _name)
+    _fn = getattr(legacy, _name, None) or getattr(incomplete_gamma, _name)
     setattr(Tensor, _name, _fn)
 
 

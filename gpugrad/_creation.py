@@ -104,7 +104,7 @@ def _ragged_error(data):
 def _sequence_dtype(typed, data, default):
     """PyTorch's dtype of a sequence: each entry's own (a Python float the default dtype, an
     int int64), promoted together: ``[np.float64(1.5), 2.0]`` is float64."""
-    from .ops._op import _widest
+    from ._promotion import _widest
     kinds = {type(v) for v in _flat(data) if not isinstance(v, (Tensor, np.generic, np.ndarray))}
     dtypes = {np.dtype(np.bool_) if k is _builtin_bool else np.dtype(np.int64)
               if issubclass(k, _builtin_int) else np.dtype(np.complex64) if issubclass(k, complex)

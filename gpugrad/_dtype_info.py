@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._creation import as_dtype, get_default_dtype
+from ._promotion import _CATEGORY, _widest
 from ._promotion import result_type as _result_type
-from .ops._op import _CATEGORY, _widest
 from .tensor import Tensor
 
 

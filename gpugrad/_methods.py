@@ -5,15 +5,21 @@ import numpy as np
 
 from . import _backend
 from ._creation import as_dtype
-from .ops import activation as act
-from .ops import extra as ex
-from .ops import index, linalg, misc, reduce, shape
-from .ops import matrix as mx
-from .ops import pointwise as pw
-from .ops import scatter as sc
-from .ops import select as sel
-from .ops import unary as un
+from .ops import random
 from .ops._op import direct
+from .ops.indexing import gather, masked
+from .ops.indexing import getitem as index
+from .ops.indexing import scatter as sc
+from .ops.linalg import products as linalg
+from .ops.linalg import solvers
+from .ops.nn import activation as act
+from .ops.pointwise import arithmetic as pw
+from .ops.pointwise import binary, comparison, minmax
+from .ops.pointwise import unary as un
+from .ops.reduction import calculus, extrema, histogram, scan, softmax, sorting
+from .ops.reduction import reduce as reductions
+from .ops.shape import diagonal, flip, joining, repeat, triangular, views
+from .ops.special import bessel, error, gamma, logarithmic
 from .tensor import Tensor
 from .tensor_inplace import inplace
 
@@ -75,8 +81,8 @@ def _to(self, *args, **kwargs):
     if dtype is not None and np.dtype(dtype).kind not in "fc" and self._rg:
         from .autograd.grad_mode import no_grad
         with no_grad():   # integer and bool results are not differentiable (PyTorch)
-            return shape.ToCopyBackward0.apply(self, dtype=dtype, device=dev)
-    return shape.ToCopyBackward0.apply(self, dtype=dtype, device=dev)
+            return views.ToCopyBackward0.apply(self, dtype=dtype, device=dev)
+    return views.ToCopyBackward0.apply(self, dtype=dtype, device=dev)
 
 
 def _is_dtype_name(a):
@@ -108,7 +114,7 @@ def _mT(self):  # noqa: N802  (PyTorch's name)
     if self.ndim == 1:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
                            "1-D tensor.")
-    return self if self.ndim == 0 else shape.transpose(self, -2, -1)
+    return self if self.ndim == 0 else views.transpose(self, -2, -1)
 
 
 def _install():
@@ -129,7 +135,7 @@ def _install():
     T.__rpow__ = lambda s, o: pw.PowBackward2.apply(s, base=o)
     T.__neg__ = lambda s: pw.NegBackward0.apply(s)
     T.__pos__ = lambda s: s
-    T.__abs__ = lambda s: pw.AbsBackward0.apply(s)
+    T.__abs__ = lambda s: un.AbsBackward0.apply(s)
     T.__matmul__ = lambda s, o: linalg.matmul(s, o)
     T.__rmatmul__ = lambda s, o: linalg.matmul(Tensor._make(o) if not isinstance(o, Tensor)
                                                else o, s)
@@ -165,13 +171,13 @@ def _install():
                                                    raw=lambda a, v: a.__itruediv__(v))
     T.pow_ = lambda s, o: inplace(s, pw.pow, o)
     T.neg_ = lambda s: inplace(s, pw.neg)
-    T.exp_ = lambda s: inplace(s, pw.exp)
+    T.exp_ = lambda s: inplace(s, un.exp)
     T.relu_ = lambda s: inplace(s, act.relu)
     T.sigmoid_ = lambda s: inplace(s, act.sigmoid)
-    T.tanh_ = lambda s: inplace(s, pw.tanh)
-    T.sqrt_ = lambda s: inplace(s, pw.sqrt)
+    T.tanh_ = lambda s: inplace(s, un.tanh)
+    T.sqrt_ = lambda s: inplace(s, un.sqrt)
     T.clamp_ = T.clip_ = lambda s, min=None, max=None: inplace(
-        s, lambda t: pw.clamp(t, min, max))
+        s, lambda t: minmax.clamp(t, min, max))
     T.zero_ = lambda s: inplace(s, lambda t: t * 0, raw=lambda a: a.fill(0))
     T.fill_ = lambda s, v: inplace(s, lambda t, x: t * 0 + x, v,
                                    raw=lambda a, x: a.fill(x) if not hasattr(x, "shape")
@@ -185,67 +191,71 @@ def _install():
         "add": pw.add, "sub": pw.sub, "subtract": pw.sub, "mul": pw.mul, "multiply": pw.mul,
         "div": pw.div, "divide": pw.div, "true_divide": pw.div, "neg": pw.neg,
         "negative": pw.neg, "reciprocal": pw.reciprocal, "pow": pw.pow, "square": pw.square,
-        "exp": pw.exp, "log": pw.log, "sqrt": pw.sqrt, "rsqrt": pw.rsqrt, "abs": pw.abs,
-        "absolute": pw.abs, "sign": pw.sign, "sin": pw.sin, "cos": pw.cos, "tanh": pw.tanh,
-        "sigmoid": act.sigmoid, "relu": act.relu, "erf": pw.erf, "clamp": pw.clamp,
-        "clip": pw.clamp, "maximum": pw.maximum, "minimum": pw.minimum,
-        "where": lambda s, cond, other: pw.where(cond, s, other),
+        "exp": un.exp, "log": un.log, "sqrt": un.sqrt, "rsqrt": un.rsqrt, "abs": un.abs,
+        "absolute": un.abs, "sign": un.sign, "sin": un.sin, "cos": un.cos, "tanh": un.tanh,
+        "sigmoid": act.sigmoid, "relu": act.relu, "erf": un.erf, "clamp": minmax.clamp,
+        "clip": minmax.clamp, "maximum": minmax.maximum, "minimum": minmax.minimum,
+        "where": lambda s, cond, other: minmax.where(cond, s, other),
         "matmul": linalg.matmul, "mm": linalg.mm, "mv": linalg.mv, "dot": linalg.dot,
         "bmm": linalg.bmm,
-        "sum": reduce.sum, "prod": reduce.prod, "mean": reduce.mean, "var": reduce.var,
-        "std": reduce.std,
-        "max": reduce.max, "min": reduce.min, "amax": reduce.amax, "amin": reduce.amin,
-        "argmax": reduce.argmax, "argmin": reduce.argmin, "norm": reduce.norm,
-        "logsumexp": reduce.logsumexp, "softmax": reduce.softmax,
-        "log_softmax": reduce.log_softmax,
-        "reshape": shape.reshape, "view": shape.view, "flatten": shape.flatten,
-        "squeeze": shape.squeeze, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
-        "expand_as": shape.expand_as, "permute": shape.permute, "transpose": shape.transpose,
-        "swapaxes": shape.transpose, "swapdims": shape.transpose, "t": shape.t,
-        "clone": shape.clone, "contiguous": shape.contiguous, "split": shape.split,
-        "chunk": shape.chunk, "unbind": shape.unbind,
+        "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
+        "var": reductions.var,
+        "std": reductions.std,
+        "max": extrema.max, "min": extrema.min, "amax": extrema.amax, "amin": extrema.amin,
+        "argmax": extrema.argmax, "argmin": extrema.argmin, "norm": reductions.norm,
+        "logsumexp": reductions.logsumexp, "softmax": softmax.softmax,
+        "log_softmax": softmax.log_softmax,
+        "reshape": views.reshape, "view": views.view, "flatten": views.flatten,
+        "squeeze": views.squeeze, "unsqueeze": views.unsqueeze, "expand": views.expand,
+        "expand_as": views.expand_as, "permute": views.permute, "transpose": views.transpose,
+        "swapaxes": views.transpose, "swapdims": views.transpose, "t": views.t,
+        "clone": views.clone, "contiguous": views.contiguous, "split": joining.split,
+        "chunk": joining.chunk, "unbind": joining.unbind,
         "log1p": un.log1p, "expm1": un.expm1, "tan": un.tan, "sinh": un.sinh, "cosh": un.cosh,
         "asin": un.asin, "arcsin": un.asin, "acos": un.acos, "arccos": un.acos,
         "atan": un.atan, "arctan": un.atan, "log2": un.log2, "log10": un.log10,
         "floor": un.floor, "ceil": un.ceil, "round": un.round, "trunc": un.trunc,
         "fix": un.trunc, "frac": un.frac,
-        "gather": sel.gather, "index_select": sel.index_select, "masked_fill": sel.masked_fill,
-        "roll": sel.roll, "cumsum": sel.cumsum, "tril": sel.tril,
-        "triu": sel.triu, "sort": sel.sort, "argsort": sel.argsort, "topk": sel.topk,
-        "repeat": sel.repeat, "narrow": sel.narrow, "outer": sel.outer,
+        "gather": gather.gather, "index_select": gather.index_select,
+        "masked_fill": masked.masked_fill,
+        "roll": flip.roll, "cumsum": scan.cumsum, "tril": triangular.tril,
+        "triu": triangular.triu, "sort": sorting.sort, "argsort": sorting.argsort,
+        "topk": sorting.topk,
+        "repeat": repeat.repeat, "narrow": views.narrow, "outer": linalg.outer,
         "masked_fill_": lambda s, mask, value: inplace(
-            s, lambda t: sel.masked_fill(t, mask, value)),
-        "atan2": ex.atan2, "arctan2": ex.atan2, "lerp": ex.lerp, "addcmul": ex.addcmul,
-        "addcdiv": ex.addcdiv, "masked_select": ex.masked_select, "ravel": ex.ravel,
-        "movedim": ex.movedim, "moveaxis": ex.movedim, "nonzero": ex.nonzero,
-        "isclose": ex.isclose, "count_nonzero": ex.count_nonzero, "trace": ex.trace,
-        "diag": ex.diag, "median": ex.median,
+        s, lambda t: masked.masked_fill(t, mask, value)),
+        "atan2": binary.atan2, "arctan2": binary.atan2, "lerp": pw.lerp, "addcmul": pw.addcmul,
+        "addcdiv": pw.addcdiv, "masked_select": masked.masked_select, "ravel": views.ravel,
+        "movedim": views.movedim, "moveaxis": views.movedim, "nonzero": gather.nonzero,
+        "isclose": comparison.isclose, "count_nonzero": reductions.count_nonzero,
+        "trace": diagonal.trace,
+        "diag": diagonal.diag, "median": extrema.median,
         "bernoulli": lambda s, p=None, *, generator=None: _creation_fn("bernoulli")(
-            s, p, generator=generator),
+        s, p, generator=generator),
         "multinomial": lambda s, n, replacement=False, *, generator=None: _creation_fn(
-            "multinomial")(s, n, replacement, generator=generator),
+        "multinomial")(s, n, replacement, generator=generator),
         "type_as": lambda s, o: _to(s, o.dtype),
         "stride": _stride,
         "new_full": lambda s, size, fill_value, dtype=None, device=None, requires_grad=False:
-            _new("full", s, (size, fill_value), dtype, device, requires_grad),
+        _new("full", s, (size, fill_value), dtype, device, requires_grad),
         "new_empty": lambda s, *size, dtype=None, device=None, requires_grad=False: _new(
-            "empty", s, size, dtype, device, requires_grad),
+        "empty", s, size, dtype, device, requires_grad),
         "to": _to, "cuda": _cuda,
         "cpu": lambda s: _to(s, "cpu"),
         "float": lambda s: _to(s, np.float32), "double": lambda s: _to(s, np.float64),
         "half": lambda s: _to(s, np.float16), "long": lambda s: _to(s, np.int64),
         "int": lambda s: _to(s, np.int32), "bool": lambda s: _to(s, np.bool_),
-        "view_as": lambda s, o: shape.view(s, o._data.shape),
-        "reshape_as": lambda s, o: shape.reshape(s, o._data.shape),
+        "view_as": lambda s, o: views.view(s, o._data.shape),
+        "reshape_as": lambda s, o: views.reshape(s, o._data.shape),
         "new_zeros": lambda s, *size, dtype=None, device=None, requires_grad=False: _new(
-            "zeros", s, size, dtype, device, requires_grad),
+        "zeros", s, size, dtype, device, requires_grad),
         "new_ones": lambda s, *size, dtype=None, device=None, requires_grad=False: _new(
-            "ones", s, size, dtype, device, requires_grad),
+        "ones", s, size, dtype, device, requires_grad),
         "new_tensor": lambda s, data, dtype=None, device=None, requires_grad=False: _new_tensor(
-            s, data, dtype, device, requires_grad),
+        s, data, dtype, device, requires_grad),
     }.items():
         setattr(T, name, fn)
-    T.T = property(lambda s: shape.permute(s, *range(s.ndim)[::-1]))
+    T.T = property(lambda s: views.permute(s, *range(s.ndim)[::-1]))
     T.mT = property(_mT)
 
 
@@ -328,47 +338,60 @@ def _install_indexed_writes():
 
 
 def _install_more():
-    """Methods of the ops in ``ops.misc`` and ``ops.matrix``, with a few in-place forms."""
+    """Methods of the scans, flips, remainders and nan-reductions and of the matrix functions,
+    with a few in-place forms."""
     T = Tensor
-    for name in ("cumprod", "logcumsumexp", "diff", "tile", "clamp_min", "clamp_max",
-                 "tensor_split", "fliplr", "flipud", "rot90", "hypot", "logaddexp", "xlogy",
-                 "fmod", "remainder", "nan_to_num", "nansum", "nanmean", "unflatten",
-                 "diagonal", "select", "take"):
-        setattr(T, name, getattr(misc, name))
-    for name in ("inverse", "det", "slogdet", "logdet", "kron", "matrix_power", "addmv", "baddbmm",
-                 "vdot"):
-        setattr(T, name, getattr(mx, name))
-    T.cross = lambda s, other, dim=None: mx.cross(s, other, dim)
-    T.__mod__ = misc.remainder
-    for name in ("clamp_min", "clamp_max", "fmod", "remainder", "hypot", "logaddexp", "xlogy",
-                 "cumprod"):
-        fn = getattr(misc, name)
+    for name, fn in {"cumprod": scan.cumprod, "logcumsumexp": scan.logcumsumexp,
+                     "diff": calculus.diff, "tile": repeat.tile, "clamp_min": minmax.clamp_min,
+                     "clamp_max": minmax.clamp_max, "tensor_split": joining.tensor_split,
+                     "fliplr": flip.fliplr, "flipud": flip.flipud, "rot90": flip.rot90,
+                     "hypot": binary.hypot, "logaddexp": binary.logaddexp,
+                     "xlogy": binary.xlogy, "fmod": pw.fmod, "remainder": pw.remainder,
+                     "nan_to_num": un.nan_to_num, "nansum": reductions.nansum,
+                     "nanmean": reductions.nanmean, "unflatten": views.unflatten,
+                     "diagonal": views.diagonal, "select": index.select,
+                     "take": gather.take}.items():
+        setattr(T, name, fn)
+    for name, fn in {"inverse": solvers.inverse, "det": solvers.det, "slogdet": solvers.slogdet,
+                     "logdet": solvers.logdet, "kron": linalg.kron,
+                     "matrix_power": linalg.matrix_power, "addmv": linalg.addmv,
+                     "baddbmm": linalg.baddbmm, "vdot": linalg.vdot}.items():
+        setattr(T, name, fn)
+    T.cross = lambda s, other, dim=None: linalg.cross(s, other, dim)
+    T.__mod__ = pw.remainder
+    for name, fn in {"clamp_min": minmax.clamp_min, "clamp_max": minmax.clamp_max,
+                     "fmod": pw.fmod, "remainder": pw.remainder, "hypot": binary.hypot,
+                     "logaddexp": binary.logaddexp, "xlogy": binary.xlogy,
+                     "cumprod": scan.cumprod}.items():
         setattr(T, name + "_", lambda s, *a, _fn=fn, **k: inplace(
             s, lambda t, *v: _fn(t, *v, **k), *a))
     T.nan_to_num_ = lambda s, nan=0.0, posinf=None, neginf=None: inplace(
-        s, lambda t: misc.nan_to_num(t, nan, posinf, neginf))
+        s, lambda t: un.nan_to_num(t, nan, posinf, neginf))
 
 
 def _install_special():
     """Methods of the special functions (``ops.special``) and their in-place forms."""
-    from .ops import special as sp
     T = Tensor
-    for name in ("lgamma", "digamma", "erfinv", "erfc", "logit", "sinc", "xlog1py", "i0",
-                 "mvlgamma"):
-        fn = getattr(sp, name)
+    for name, fn in {"lgamma": gamma.lgamma, "digamma": gamma.digamma, "erfinv": error.erfinv,
+                     "erfc": error.erfc, "logit": logarithmic.logit, "sinc": logarithmic.sinc,
+                     "xlog1py": logarithmic.xlog1py, "i0": bessel.i0,
+                     "mvlgamma": gamma.mvlgamma}.items():
         setattr(T, name, fn)
         setattr(T, name + "_", lambda s, *a, _fn=fn, **k: inplace(
             s, lambda t, *v: _fn(t, *v, **k), *a))
-    T.polygamma = lambda s, n: sp.polygamma(n, s)
-    T.polygamma_ = lambda s, n: inplace(s, lambda t: sp.polygamma(n, t))
-    from .ops import methods_more as mm
-    for name in ("unfold", "kthvalue", "mode", "aminmax", "repeat_interleave", "bincount",
-                 "unique", "floor_divide", "sgn", "fill_diagonal_", "bernoulli_", "exponential_",
-                 "random_"):
-        setattr(T, name, getattr(mm, name))
-    T.abs_ = T.absolute_ = lambda s: inplace(s, pw.abs)
-    T.sgn_ = lambda s: inplace(s, mm.sgn)
-    T.floor_divide_ = lambda s, o: inplace(s, lambda t, v: mm.floor_divide(t, v), o)
+    T.polygamma = lambda s, n: gamma.polygamma(n, s)
+    T.polygamma_ = lambda s, n: inplace(s, lambda t: gamma.polygamma(n, t))
+    for name, fn in {"unfold": views.unfold, "kthvalue": extrema.kthvalue, "mode": extrema.mode,
+                     "aminmax": extrema.aminmax, "repeat_interleave": repeat.repeat_interleave,
+                     "bincount": histogram.bincount, "unique": sorting.unique,
+                     "floor_divide": pw.floor_divide, "sgn": un.sgn,
+                     "fill_diagonal_": diagonal.fill_diagonal_,
+                     "bernoulli_": random.bernoulli_, "exponential_": random.exponential_,
+                     "random_": random.random_}.items():
+        setattr(T, name, fn)
+    T.abs_ = T.absolute_ = lambda s: inplace(s, un.abs)
+    T.sgn_ = lambda s: inplace(s, un.sgn)
+    T.floor_divide_ = lambda s, o: inplace(s, lambda t, v: pw.floor_divide(t, v), o)
 
 
 _install()

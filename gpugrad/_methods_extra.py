@@ -1,6 +1,6 @@
 """More Tensor methods PyTorch code calls: dtype shorthands, in-place forms of the pointwise ops,
 in-place shape changes, indexed writes (put_, index_put_), random fills, storage queries, and the
-methods of ``ops.numeric`` / ``ops.stacking`` / ``ops.linalg_legacy``."""
+methods of the numerics (cummax, quantile, bitwise ...), diag_embed and the legacy linalg names."""
 from __future__ import annotations
 
 import math
@@ -9,25 +9,24 @@ import numbers
 import numpy as np
 
 from . import _backend
-from .ops import extra as ex
-from .ops import linalg_legacy as legacy
-from .ops import misc
-from .ops import numeric as nm
-from .ops import pointwise as pw
-from .ops import select as sel
-from .ops import stacking as st
-from .ops import unary as un
+from .ops.linalg import legacy
+from .ops.pointwise import arithmetic as pw
+from .ops.pointwise import binary, minmax
+from .ops.pointwise import bitwise as nm
+from .ops.pointwise import unary as un
+from .ops.reduction import extrema, histogram, reduce, scan, sorting
+from .ops.shape import diagonal, flip, views
 from .tensor import Tensor
 from .tensor_inplace import check, inplace
 
 _IN_PLACE_UNARY = {
-    "log_": pw.log, "log2_": un.log2, "log10_": un.log10, "log1p_": un.log1p,
-    "expm1_": un.expm1, "sin_": pw.sin, "cos_": pw.cos, "tan_": un.tan, "asin_": un.asin,
+    "log_": un.log, "log2_": un.log2, "log10_": un.log10, "log1p_": un.log1p,
+    "expm1_": un.expm1, "sin_": un.sin, "cos_": un.cos, "tan_": un.tan, "asin_": un.asin,
     "arcsin_": un.asin, "acos_": un.acos, "arccos_": un.acos, "atan_": un.atan,
-    "arctan_": un.atan, "sinh_": un.sinh, "cosh_": un.cosh, "rsqrt_": pw.rsqrt,
-    "reciprocal_": pw.reciprocal, "square_": pw.square, "erf_": pw.erf, "floor_": un.floor,
+    "arctan_": un.atan, "sinh_": un.sinh, "cosh_": un.cosh, "rsqrt_": un.rsqrt,
+    "reciprocal_": pw.reciprocal, "square_": pw.square, "erf_": un.erf, "floor_": un.floor,
     "ceil_": un.ceil, "trunc_": un.trunc, "fix_": un.trunc, "frac_": un.frac,
-    "sign_": pw.sign, "exp2_": lambda t: pw.pow(2.0, t),
+    "sign_": un.sign, "exp2_": lambda t: pw.pow(2.0, t),
 }
 
 
@@ -55,7 +54,7 @@ def _reshape_(fn):
 
 def _put(self, index, source, accumulate=False):
     """self with source written (added, for accumulate) at flat positions index."""
-    from .ops.index import CopySlices, IndexPutBackward0
+    from .ops.indexing.getitem import CopySlices, IndexPutBackward0
     n = self.numel()
     a = index._data.reshape(-1)
     src = source.reshape(-1).to(self.dtype)
@@ -107,7 +106,7 @@ def _index_arrays(self, indices):
 def _index_put(self, indices, values, accumulate=False):
     """self with values written (added, for accumulate: repeated positions add up) at
     self[indices]."""
-    from .ops.index import CopySlices, IndexPutBackward0
+    from .ops.indexing.getitem import CopySlices, IndexPutBackward0
     idx = _index_arrays(self, tuple(indices))
     if not isinstance(values, Tensor):
         values = Tensor._make(_backend.xp_of(self._data).asarray(values, dtype=self.dtype))
@@ -120,7 +119,7 @@ def _index_put(self, indices, values, accumulate=False):
 
 
 def _sum_to_size(self, *size):
-    from .ops.reduce import sum as sum_
+    from .ops.reduction.reduce import sum as sum_
     target = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
     lead = self.ndim - len(target)
     if lead < 0 or any(t not in (1, s) for t, s in zip(target, self.shape[lead:])):
@@ -133,7 +132,7 @@ def _sum_to_size(self, *size):
 
 def _renorm(self, p, dim, maxnorm):
     """Each slice along dim whose p-norm exceeds maxnorm, scaled to norm maxnorm."""
-    from .ops.matrix import vector_norm
+    from .ops.linalg.norms import vector_norm
     if self.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.ndim} "
                            f"dimensions")
@@ -143,7 +142,7 @@ def _renorm(self, p, dim, maxnorm):
         raise RuntimeError("renorm: non-positive-norm not supported")
     d = self._dim(dim)
     norms = vector_norm(self, p, [i for i in range(self.ndim) if i != d], keepdim=True)
-    factor = pw.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    factor = minmax.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
     return self * factor
 
 
@@ -153,29 +152,29 @@ def _float_power_(self, exponent):
         raise RuntimeError(f"the base given to float_power_ has dtype "
                            f"{scalar_name(self.dtype).capitalize()} but the operation's result "
                            f"requires dtype Double")
-    return inplace(self, lambda t, *v: nm.float_power(t, *v), exponent)
+    return inplace(self, lambda t, *v: pw.float_power(t, *v), exponent)
 
 
 # -- random fills ---------------------------------------------------------------------------------
 def _geometric_(self, p, *, generator=None):
-    from .ops.methods_more import _random_fill, _uniform
+    from .ops.random import _random_fill, _uniform
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     # the number of Bernoulli(p) trials up to the first success: ceil(log(u) / log(1 - p))
-    return _random_fill(self, lambda s, d, g: (pw.log(1 - _uniform(s, d, g)) / math.log1p(-p))
+    return _random_fill(self, lambda s, d, g: (un.log(1 - _uniform(s, d, g)) / math.log1p(-p))
                         .ceil().clamp(min=1), generator)
 
 
 def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    from .ops.methods_more import _random_fill, _uniform
+    from .ops.random import _random_fill, _uniform
     return _random_fill(self, lambda s, d, g: median + sigma * un.tan(
         math.pi * (_uniform(s, d, g) - 0.5)), generator)
 
 
 def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     from ._creation import randn
-    from .ops.methods_more import _random_fill
-    return _random_fill(self, lambda s, d, g: pw.exp(
+    from .ops.random import _random_fill
+    return _random_fill(self, lambda s, d, g: un.exp(
         randn(s, dtype=np.float64, device=d, generator=g) * std + mean), generator)
 
 
@@ -273,7 +272,7 @@ def _flip(self, *dims, **kw):
         dims = (kw.pop("dims"),)
     if not dims or kw:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')
-    return sel.flip(self, dims[0] if len(dims) == 1 else dims)
+    return flip.flip(self, dims[0] if len(dims) == 1 else dims)
 
 
 def _contains(self, element):
@@ -307,7 +306,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 def _install():
     T = Tensor
     T.flip, T.__contains__, T.type = _flip, _contains, _type
-    T.__rmod__ = lambda s, o: misc.remainder(o, s)
+    T.__rmod__ = lambda s, o: pw.remainder(o, s)
     T.byte = lambda s: s.to(np.uint8)
     T.char = lambda s: s.to(np.int8)
     T.short = lambda s: s.to(np.int16)
@@ -320,17 +319,17 @@ def _install():
     T.unsqueeze_ = _reshape_(lambda s, dim: s.unsqueeze(dim))
     T.t_ = _reshape_(lambda s: s.t())
     T.transpose_ = _reshape_(lambda s, d0, d1: s.transpose(d0, d1))
-    T.lerp_ = lambda s, end, weight: inplace(s, lambda t, e: ex.lerp(t, e, weight), end)
+    T.lerp_ = lambda s, end, weight: inplace(s, lambda t, e: pw.lerp(t, e, weight), end)
     T.addcmul_ = lambda s, tensor1, tensor2, *, value=1: inplace(
-        s, lambda t, a, b: ex.addcmul(t, a, b, value=value), tensor1, tensor2)
+        s, lambda t, a, b: pw.addcmul(t, a, b, value=value), tensor1, tensor2)
     T.addcdiv_ = lambda s, tensor1, tensor2, *, value=1: inplace(
-        s, lambda t, a, b: ex.addcdiv(t, a, b, value=value), tensor1, tensor2)
-    T.cumsum_ = lambda s, dim, *, dtype=None: inplace(s, lambda t: sel.cumsum(t, dim))
-    T.atan2_ = T.arctan2_ = lambda s, other: inplace(s, ex.atan2, other)
+        s, lambda t, a, b: pw.addcdiv(t, a, b, value=value), tensor1, tensor2)
+    T.cumsum_ = lambda s, dim, *, dtype=None: inplace(s, lambda t: scan.cumsum(t, dim))
+    T.atan2_ = T.arctan2_ = lambda s, other: inplace(s, binary.atan2, other)
     T.true_divide_ = T.divide_ = lambda s, other: inplace(s, pw.div, other)
     T.renorm = _renorm
     T.renorm_ = lambda s, p, dim, maxnorm: inplace(s, lambda t: _renorm(t, p, dim, maxnorm))
-    T.narrow_copy = lambda s, dim, start, length: sel.narrow(s, dim, start, length).clone()
+    T.narrow_copy = lambda s, dim, start, length: views.narrow(s, dim, start, length).clone()
     T.sum_to_size = _sum_to_size
     T.put = _put
     T.put_ = lambda s, index, source, accumulate=False: inplace(
@@ -348,16 +347,24 @@ def _install():
     T.data_ptr, T.storage_offset = _data_ptr, _storage_offset
     T.is_complex = lambda s: s._data.dtype.kind == "c"
     # methods of the new functions
-    for name in ("cummax", "cummin", "fmax", "fmin", "float_power", "quantile", "nanquantile",
-                 "nanmedian", "cov", "corrcoef", "histc", "bitwise_and", "bitwise_or",
-                 "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift"):
-        setattr(T, name, getattr(nm, name))
-    for name in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-                 "bitwise_right_shift"):
-        setattr(T, name + "_", lambda s, other, _fn=getattr(nm, name): inplace(s, _fn, other))
+    for name, fn in {"cummax": scan.cummax, "cummin": scan.cummin, "fmax": minmax.fmax,
+                     "fmin": minmax.fmin, "float_power": pw.float_power,
+                     "quantile": extrema.quantile, "nanquantile": extrema.nanquantile,
+                     "nanmedian": extrema.nanmedian, "cov": reduce.cov,
+                     "corrcoef": reduce.corrcoef, "histc": histogram.histc,
+                     "bitwise_and": nm.bitwise_and, "bitwise_or": nm.bitwise_or,
+                     "bitwise_xor": nm.bitwise_xor, "bitwise_not": nm.bitwise_not,
+                     "bitwise_left_shift": nm.bitwise_left_shift,
+                     "bitwise_right_shift": nm.bitwise_right_shift}.items():
+        setattr(T, name, fn)
+    for name, fn in {"bitwise_and": nm.bitwise_and, "bitwise_or": nm.bitwise_or,
+                     "bitwise_xor": nm.bitwise_xor,
+                     "bitwise_left_shift": nm.bitwise_left_shift,
+                     "bitwise_right_shift": nm.bitwise_right_shift}.items():
+        setattr(T, name + "_", lambda s, other, _fn=fn: inplace(s, _fn, other))
     T.bitwise_not_ = lambda s: inplace(s, nm.bitwise_not)
     T.float_power_ = _float_power_
-    T.diag_embed, T.unique_consecutive = st.diag_embed, st.unique_consecutive
+    T.diag_embed, T.unique_consecutive = diagonal.diag_embed, sorting.unique_consecutive
     T.cholesky, T.matrix_exp = legacy.cholesky, legacy.matrix_exp
     T.__and__ = T.__rand__ = _bitwise_op(nm.bitwise_and)
     T.__or__ = T.__ror__ = _bitwise_op(nm.bitwise_or)

@@ -1,5 +1,5 @@
-"""Tensor methods of the functions in ``ops.pointwise_more`` and ``ops.shape_more``, their
-in-place forms, the comparison and logical aliases (greater, logical_and_ ...), in-place
+"""Tensor methods of the newer pointwise, shape and indexing functions (acosh, copysign, hsplit
+...), their in-place forms, the comparison and logical aliases (greater, logical_and_ ...), in-place
 products (addmm_, addr_ ...), resize_, new(), new_empty_strided, adjoint, the storages, the two
 methods that are nn.functional's (hardshrink, prelu), and what real tensors answer trivially
 (conj, real, is_sparse ...); plus ``TOP_LEVEL_INPLACE``, PyTorch's top-level in-place functions
@@ -11,12 +11,13 @@ import numpy as np
 from . import _backend, _methods, _methods_extra  # noqa: F401  (install what is aliased here)
 from . import storage as _storage
 from ._methods import _logic
-from .ops import linalg, matrix
-from .ops import pointwise as pw
-from .ops import pointwise_more as pm
-from .ops import select as sel
-from .ops import shape as sh
-from .ops import shape_more as sm
+from .ops.indexing import gather, getitem, masked, scatter
+from .ops.linalg import norms
+from .ops.linalg import products as linalg
+from .ops.pointwise import arithmetic as pw
+from .ops.pointwise import binary, comparison, unary
+from .ops.reduction import histogram, sorting
+from .ops.shape import diagonal, joining, triangular, views
 from .tensor import Size, Tensor
 from .tensor_inplace import check, inplace
 
@@ -37,7 +38,7 @@ def _logical_(name):
 def _swap_(self, dim0, dim1):
     """In place: the tensor takes the transposed view's shape and node."""
     check(self)
-    y = sh.transpose(self, dim0, dim1)
+    y = views.transpose(self, dim0, dim1)
     self._data = y._data
     if y.grad_fn is not None:
         self.grad_fn, self._out_nr = y.grad_fn, y._out_nr
@@ -105,7 +106,7 @@ def _mH(self):
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")
-    return _conj(sh.transpose(self, -2, -1))
+    return _conj(views.transpose(self, -2, -1))
 
 
 def _H(self):
@@ -113,14 +114,14 @@ def _H(self):
         hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.{hint}")
-    return _conj(sh.transpose(self, 0, 1))
+    return _conj(views.transpose(self, 0, 1))
 
 
 def _adjoint(self):
     if self.ndim < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {self.ndim}-D tensor.")
-    return _conj(sh.transpose(self, -2, -1))
+    return _conj(views.transpose(self, -2, -1))
 
 
 def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
@@ -133,7 +134,7 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
 def _functional(name):
     """``t.<name>(...)``: nn.functional's <name> (loaded on first use)."""
     def method(self, *args, **kw):
-        from .nn import functional as F
+        from .nn import functional as F  # layering: Tensor.hardshrink / prelu are F's functions
         return getattr(F, name)(self, *args, **kw)
     method.__name__ = name
     return method
@@ -146,16 +147,22 @@ def _in_place(fn):
 
 def _install():
     T = Tensor
-    for name in ("acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "exp2", "deg2rad",
-                 "rad2deg", "copysign", "gcd", "lcm", "ldexp", "nextafter"):
-        fn = getattr(pm, name)
+    for name, fn in {"acosh": unary.acosh, "arccosh": unary.arccosh, "asinh": unary.asinh,
+                     "arcsinh": unary.arcsinh, "atanh": unary.atanh, "arctanh": unary.arctanh,
+                     "exp2": unary.exp2, "deg2rad": unary.deg2rad, "rad2deg": unary.rad2deg,
+                     "copysign": binary.copysign, "gcd": binary.gcd, "lcm": binary.lcm,
+                     "ldexp": binary.ldexp, "nextafter": binary.nextafter}.items():
         setattr(T, name, fn)
         setattr(T, name + "_", _in_place(fn))
-    T.heaviside = pm.heaviside
-    T.heaviside_ = lambda s, values: inplace(s, lambda t: pm.heaviside(t, values))
-    for name in ("logaddexp2", "signbit", "isneginf", "isposinf", "isreal", "frexp", "positive",
-                 "is_nonzero", "is_same_size", "is_signed"):
-        setattr(T, name, getattr(pm, name))
+    T.heaviside = binary.heaviside
+    T.heaviside_ = lambda s, values: inplace(s, lambda t: binary.heaviside(t, values))
+    for name, fn in {"logaddexp2": binary.logaddexp2, "signbit": comparison.signbit,
+                     "isneginf": comparison.isneginf, "isposinf": comparison.isposinf,
+                     "isreal": comparison.isreal, "frexp": unary.frexp,
+                     "positive": pw.positive, "is_nonzero": comparison.is_nonzero,
+                     "is_same_size": comparison.is_same_size,
+                     "is_signed": comparison.is_signed}.items():
+        setattr(T, name, fn)
     T.negative_ = lambda s: inplace(s, pw.neg)
     # comparisons and logic
     T.greater, T.greater_equal, T.less, T.less_equal, T.not_equal = (
@@ -167,24 +174,31 @@ def _install():
         setattr(T, name + "_", _logical_(name))
     T.logical_not_ = _logical_("logical_not")
     # shapes and indexing
-    for name in ("argwhere", "hsplit", "vsplit", "dsplit", "split_with_sizes", "diagflat",
-                 "inner", "ger", "dist", "msort", "select_scatter", "slice_scatter",
-                 "diagonal_scatter", "as_strided", "masked_scatter", "index_reduce", "addbmm",
-                 "addr", "histogram"):
-        setattr(T, name, getattr(sm, name))
+    for name, fn in {"argwhere": gather.argwhere, "hsplit": joining.hsplit,
+                     "vsplit": joining.vsplit, "dsplit": joining.dsplit,
+                     "split_with_sizes": joining.split_with_sizes,
+                     "diagflat": diagonal.diagflat, "inner": linalg.inner, "ger": linalg.ger,
+                     "dist": norms.dist, "msort": sorting.msort,
+                     "select_scatter": scatter.select_scatter,
+                     "slice_scatter": scatter.slice_scatter,
+                     "diagonal_scatter": scatter.diagonal_scatter,
+                     "as_strided": getitem.as_strided, "masked_scatter": masked.masked_scatter,
+                     "index_reduce": scatter.index_reduce, "addbmm": linalg.addbmm,
+                     "addr": linalg.addr, "histogram": histogram.histogram}.items():
+        setattr(T, name, fn)
     T.masked_scatter_ = lambda s, mask, source: inplace(
-        s, lambda t, v: sm.masked_scatter(t, mask, v), source)
+        s, lambda t, v: masked.masked_scatter(t, mask, v), source)
     T.index_reduce_ = lambda s, dim, index, source, reduce, *, include_self=True: inplace(
-        s, lambda t, v: sm.index_reduce(t, dim, index, v, reduce, include_self=include_self),
+        s, lambda t, v: scatter.index_reduce(t, dim, index, v, reduce, include_self=include_self),
         source)
-    T.broadcast_to = sh.broadcast_to
+    T.broadcast_to = views.broadcast_to
     T.swapaxes_ = T.swapdims_ = _swap_
-    T.tril_ = lambda s, diagonal=0: inplace(s, lambda t: sel.tril(t, diagonal))
-    T.triu_ = lambda s, diagonal=0: inplace(s, lambda t: sel.triu(t, diagonal))
+    T.tril_ = lambda s, diagonal=0: inplace(s, lambda t: triangular.tril(t, diagonal))
+    T.triu_ = lambda s, diagonal=0: inplace(s, lambda t: triangular.triu(t, diagonal))
     T.addmm = lambda s, mat1, mat2, *, beta=1, alpha=1: linalg.addmm(
         s, mat1, mat2, beta=beta, alpha=alpha)
-    for name, fn in (("addmm_", linalg.addmm), ("addbmm_", sm.addbmm), ("addr_", sm.addr),
-                     ("baddbmm_", matrix.baddbmm), ("addmv_", matrix.addmv)):
+    for name, fn in (("addmm_", linalg.addmm), ("addbmm_", linalg.addbmm), ("addr_", linalg.addr),
+                     ("baddbmm_", linalg.baddbmm), ("addmv_", linalg.addmv)):
         setattr(T, name, lambda s, a, b, *, beta=1, alpha=1, _fn=fn: inplace(
             s, lambda t, u, v: _fn(t, u, v, beta=beta, alpha=alpha), a, b))
     # runtime and complex-number queries (real tensors)
@@ -213,7 +227,7 @@ _install()
 def _nn(name):
     """``torch.<name>_(input, ...)``: nn.functional's <name> with inplace=True."""
     def fn(input, *args, **kw):
-        from .nn import functional as F
+        from .nn import functional as F  # layering: torch.relu_ ... are F's, in place
         return getattr(F, name)(input, *args, inplace=True, **kw)
     fn.__name__ = name + "_"
     return fn

@@ -291,7 +291,7 @@ def _select(x, d, i):
 
 
 def _stack(results, out_dims):
-    from .ops.shape import stack
+    from .ops.shape.joining import stack
     first, rebuild = _flatten(results[0])
     per = [_flatten(r)[0] for r in results]
     dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
@@ -341,7 +341,7 @@ def stack_module_state(models):
     """``(params, buffers)``: for each name, the tensors of every model stacked along a new
     dim 0 (stacked parameters are new leaves requiring grad), for ``vmap`` over an ensemble
     with ``functional_call``."""
-    from .ops.shape import stack
+    from .ops.shape.joining import stack
     models = list(models)
     if len(models) == 0:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")

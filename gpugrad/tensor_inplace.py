@@ -77,7 +77,7 @@ def inplace(t, compute, *args, raw=None):
         t._vbox.last = (weakref.ref(node), t._data)
         _move_retain(old_fn, old_nr, t)
         return t
-    from .ops.index import AsStridedBackward0, CopySlicesOver, ViewCopySlices
+    from .ops.indexing.getitem import AsStridedBackward0, CopySlicesOver, ViewCopySlices
     view_fn = t._meta["view_fn"]
     if node.next_functions and node.next_functions[0][0] is t.grad_fn:
         # the op read the view itself first: wrap it, as PyTorch's CopySlices does

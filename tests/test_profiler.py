@@ -50,7 +50,7 @@ def inputs(shape=(3, 4)):
 def originals():
     """Every attribute a profile swaps, as found before profiling."""
     from gpugrad.autograd.graph import AccumulateGrad
-    from gpugrad.ops.pointwise import MulBackward0
+    from gpugrad.ops.pointwise.arithmetic import MulBackward0
     found = {("Op.apply",): Op.__dict__["apply"], ("Function.apply",): Function.__dict__["apply"],
              ("fusion.run",): fusion.run,
              ("__mul__",): gpugrad.Tensor.__mul__.__code__,

@@ -201,7 +201,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                   materialize_grads):
-    from ..ops.shape import stack
+    from ..ops.shape.joining import stack
     batches = _seq_of(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
     for i, (g, out) in enumerate(zip(batches, outputs)):
         if g is not None and tuple(g.shape[1:]) != tuple(out.shape):

@@ -387,7 +387,7 @@ def _rebase_views(node, args, outs, views) -> None:
     """A view modified in place (marked dirty) changed its base too: as for an in-place op on a
     view, the base's history goes through a CopySlices wrapping this node, and the view is
     re-derived from the base."""
-    from ..ops.index import AsStridedBackward0, CopySlicesOver
+    from ..ops.indexing.getitem import AsStridedBackward0, CopySlicesOver
     from ..tensor import Tensor
     if sum(isinstance(o, Tensor) for o in outs) > 1:
         raise RuntimeError(DIRTY_VIEW_OUTPUTS)

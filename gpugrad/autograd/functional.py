@@ -138,7 +138,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                            "`vectorized=True` are not supported together. Please either set "
                            "`strict=False` or `vectorize=False`.")
-    from ..ops.shape import stack
+    from ..ops.shape.joining import stack
     single_in, xs = _as_tuple(inputs, "inputs", "jacobian")
     with enable_grad():
         xs = _prepare(xs, create_graph)

@@ -9,9 +9,9 @@ gpugrad/ops/special_numerics.py, behind gpugrad.special.gammainc). The arithmeti
 throughout and works on numpy and CuPy arrays alike."""
 from __future__ import annotations
 
-from ..ops.special import lgamma_array
-from ..ops.special_numerics import p_series as _p_series
-from ..ops.special_numerics import q_fraction as _q_fraction
+from ..ops.special._numerics import lgamma_array
+from ..ops.special._series import p_series as _p_series
+from ..ops.special._series import q_fraction as _q_fraction
 
 
 def standard_gamma_grad(xp, a, x):

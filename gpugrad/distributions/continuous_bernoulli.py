@@ -5,7 +5,7 @@ import math
 
 import gpugrad
 
-from ..ops.loss import binary_cross_entropy_with_logits
+from ..ops.nn.loss import binary_cross_entropy_with_logits
 from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily

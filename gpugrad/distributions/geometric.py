@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gpugrad
 
-from ..ops.loss import binary_cross_entropy_with_logits
+from ..ops.nn.loss import binary_cross_entropy_with_logits
 from ..tensor import Size
 from . import constraints
 from .distribution import Distribution

@@ -10,7 +10,7 @@ import numpy as np
 
 import gpugrad
 
-from ..ops.activation import softplus
+from ..ops.nn.activation import softplus
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical

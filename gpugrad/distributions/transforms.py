@@ -14,7 +14,7 @@ import numpy as np
 import gpugrad
 
 from ..nn.functional import logsigmoid, pad
-from ..ops.activation import softplus
+from ..ops.nn.activation import softplus
 from ..tensor import Size, Tensor
 from . import constraints
 from .utils import broadcast_all, finfo, sum_rightmost

@@ -2,59 +2,34 @@
 algebra ops of ``gpugrad.ops``."""
 from __future__ import annotations
 
-from ..ops.decomp import (
+from ..ops.linalg.decompositions import (
+    cholesky,
+    cholesky_ex,
+    eig,
     eigh,
+    eigvals,
     eigvalsh,
+    householder_product,
     matrix_rank,
     pinv,
     qr,
     svd,
 )
-from ..ops.linalg import (
-    matmul,
-)
-from ..ops.linalg_legacy import (
-    matrix_exp,
-)
-from ..ops.linalg_lu import (
-    lu,
-    lu_factor,
-    lu_factor_ex,
-    lu_solve,
-    solve_triangular,
-)
-from ..ops.linalg_more import (
-    cholesky_ex,
-    cond,
-    eig,
-    eigvals,
-    householder_product,
+from ..ops.linalg.legacy import matrix_exp
+from ..ops.linalg.lstsq import lstsq
+from ..ops.linalg.norms import cond, matrix_norm, norm, svdvals, vector_norm
+from ..ops.linalg.products import linalg_cross as cross
+from ..ops.linalg.products import matmul, matrix_power, multi_dot, vander, vdot, vecdot
+from ..ops.linalg.solvers import (
+    LinAlgError,
+    det,
+    inv,
     inv_ex,
-    lstsq,
+    slogdet,
+    solve,
     solve_ex,
     tensorinv,
     tensorsolve,
-    vander,
 )
-from ..ops.matrix import (
-    LinAlgError,
-    cholesky,
-    det,
-    inv,
-    matrix_norm,
-    matrix_power,
-    multi_dot,
-    norm,
-    slogdet,
-    solve,
-    svdvals,
-    vdot,
-    vecdot,
-    vector_norm,
-)
-from ..ops.matrix import (
-    linalg_cross as cross,
-)
-from ..ops.matrix import (
-    linalg_diagonal as diagonal,
-)
+from ..ops.linalg.triangular import lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular
+from ..ops.shape.diagonal import linalg_diagonal as diagonal

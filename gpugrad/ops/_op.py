@@ -16,13 +16,10 @@ import math
 import numpy as np
 
 from .. import _backend
-from .._promotion import _CATEGORY as _CATEGORY  # noqa: F401  (re-exported: older importers)
 from .._promotion import _promote
-from .._promotion import _widest as _widest  # noqa: F401  (re-exported)
-from .._promotion import result_type as result_type  # noqa: F401  (re-exported)
 from ..autograd import anomaly
-from ..autograd import forward_ad as _forward_ad
 from ..autograd import saved_hooks as _saved_hooks
+from ..autograd.grad_mode import forward_ad_state
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.graph import Node, _seq, accumulator_of
 from ..tensor import Tensor, Version, _wrap_grad
@@ -55,7 +52,7 @@ def _refresh_view(v):
     m["vver"] = v._vbox.v
     base = m["base"]
     if base._rg and base.grad_fn is not None:
-        from .index import AsStridedBackward0
+        from .indexing.getitem import AsStridedBackward0
         fresh = AsStridedBackward0.apply(base, view_fn=m["view_fn"])
         v.grad_fn, v._out_nr, v._rg = fresh.grad_fn, 0, True
 
@@ -415,8 +412,10 @@ class Op(Node):
                     out.append(node.variable)
                 else:
                     out.append(Tensor._make_result(value, node, nr))
-        if _forward_ad._level is not None:
-            return _forward_ad.saved_with_tangents(self, tuple(out), self._versions)
+        if forward_ad_state.level is not None:
+            # layering: forward AD runs the ops' derivative rules, from above the ops
+            from ..autograd.forward_ad import saved_with_tangents
+            return saved_with_tangents(self, tuple(out), self._versions)
         return tuple(out)
 
     def _release(self):

@@ -3,64 +3,71 @@ differentiable gpugrad ops, so one backward formula serves arrays and tensors al
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import activation, index, linalg, pointwise, reduce, shape
+from .indexing import getitem as index
+from .linalg import products as linalg
+from .nn import activation as nn_activation
+from .pointwise import minmax, unary
+from .reduction import reduce as reduction_reduce
+from .reduction import scan
+from .shape import flip as shape_flip
+from .shape import joining, triangular, views
 
 fast = False  # fused kernels are not differentiable: use the formulas
 
-exp, log, sqrt, sign, abs = pointwise.exp, pointwise.log, pointwise.sqrt, pointwise.sign, \
-    pointwise.abs
-sin, cos, tanh, sigmoid = pointwise.sin, pointwise.cos, pointwise.tanh, activation.sigmoid
-maximum, minimum, matmul = pointwise.maximum, pointwise.minimum, linalg.matmul
+exp, log, sqrt, sign, abs = unary.exp, unary.log, unary.sqrt, unary.sign, \
+    unary.abs
+sin, cos, tanh, sigmoid = unary.sin, unary.cos, unary.tanh, nn_activation.sigmoid
+maximum, minimum, matmul = minmax.maximum, minmax.minimum, linalg.matmul
 
 
 def erf(x):
-    return pointwise.erf(x)
+    return unary.erf(x)
 
 
 def where(cond, x, y):
-    return pointwise.where(cond, x, y)
+    return minmax.where(cond, x, y)
 
 
 def sum(x, axis=None, keepdims=False):
     if axis is None and not keepdims:
-        return reduce.sum(x)
-    return reduce.sum(x, tuple(range(x.ndim)) if axis is None else axis, keepdims)
+        return reduction_reduce.sum(x)
+    return reduction_reduce.sum(x, tuple(range(x.ndim)) if axis is None else axis, keepdims)
 
 
 def mean(x, axis=None, keepdims=False):
     if axis is None and not keepdims:
-        return reduce.mean(x)
-    return reduce.mean(x, tuple(range(x.ndim)) if axis is None else axis, keepdims)
+        return reduction_reduce.mean(x)
+    return reduction_reduce.mean(x, tuple(range(x.ndim)) if axis is None else axis, keepdims)
 
 
 def reshape(x, shape_):
-    return shape.reshape(x, tuple(shape_))
+    return views.reshape(x, tuple(shape_))
 
 
 def broadcast_to(x, shape_):
     if not isinstance(x, Tensor):
         x = Tensor._make(x)
-    return x if tuple(x.shape) == tuple(shape_) else shape.expand(x, tuple(shape_))
+    return x if tuple(x.shape) == tuple(shape_) else views.expand(x, tuple(shape_))
 
 
 def expand_dims(x, axes):
     axes = (axes,) if isinstance(axes, int) else axes
     n = x.ndim + len(axes)
     for a in sorted(d % n for d in axes):
-        x = shape.unsqueeze(x, a)
+        x = views.unsqueeze(x, a)
     return x
 
 
 def swapaxes(x, a, b):
-    return shape.transpose(x, a, b)
+    return views.transpose(x, a, b)
 
 
 def transpose(x, axes):
-    return shape.permute(x, *axes)
+    return views.permute(x, *axes)
 
 
 def concatenate(xs, axis=0):
-    return shape.cat(list(xs), axis)
+    return joining.cat(list(xs), axis)
 
 
 def zeros_like(x, shape=None):
@@ -78,28 +85,23 @@ def astype(x, dtype):
 
 
 def flip(x, axis):
-    from . import select
-    return select.flip(x, axis)
+    return shape_flip.flip(x, axis)
 
 
 def roll(x, shifts, axis):
-    from . import select
-    return select.roll(x, shifts, axis)
+    return shape_flip.roll(x, shifts, axis)
 
 
 def cumsum(x, axis):
-    from . import select
-    return select.cumsum(x, axis)
+    return scan.cumsum(x, axis)
 
 
 def tril(x, k):
-    from . import select
-    return select.tril(x, k)
+    return triangular.tril(x, k)
 
 
 def triu(x, k):
-    from . import select
-    return select.triu(x, k)
+    return triangular.triu(x, k)
 
 
 def index_add(shape_, where, g):

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from .._creation import arange, as_tensor, default_generator, multinomial, randint, randperm, tensor
-from ..ops.shape import stack
+from ..ops.shape.joining import stack
 from ..tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",

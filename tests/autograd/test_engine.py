@@ -754,11 +754,11 @@ def test_operand_of_the_wrong_type_is_a_type_error():
 
 
 @pytest.mark.parametrize("make", [
-    lambda x, y: (gpugrad.ops.pointwise.MulBackward0, (x, y)),
-    lambda x, y: (gpugrad.ops.pointwise.MulBackward0, (x, 2.5)),
-    lambda x, y: (gpugrad.ops.pointwise.AddBackward0, (x, y[0])),
-    lambda x, y: (gpugrad.ops.pointwise.TanhBackward0, (x,)),
-    lambda x, y: (gpugrad.ops.linalg.MmBackward0, (x.reshape(2, 3), y.reshape(3, 2))),
+    lambda x, y: (gpugrad.ops.pointwise.arithmetic.MulBackward0, (x, y)),
+    lambda x, y: (gpugrad.ops.pointwise.arithmetic.MulBackward0, (x, 2.5)),
+    lambda x, y: (gpugrad.ops.pointwise.arithmetic.AddBackward0, (x, y[0])),
+    lambda x, y: (gpugrad.ops.pointwise.unary.TanhBackward0, (x,)),
+    lambda x, y: (gpugrad.ops.linalg.products.MmBackward0, (x.reshape(2, 3), y.reshape(3, 2))),
 ])
 def test_generated_apply_matches_the_generic_path(make):
     # the specialised apply/_run (ops/_specialize.py) must record exactly what the generic does

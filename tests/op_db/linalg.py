@@ -153,13 +153,13 @@ MATRIX = [
 ]
 
 
-# -- decompositions and solvers of linalg_more (gauge-fixed outputs where they are not unique) ----
+# -- decompositions and solvers of torch.linalg (gauge-fixed outputs where they are not unique) ----
 _LA = gpugrad.linalg
 
 
 def _la_legacy():
-    from gpugrad.ops import linalg_legacy
-    return linalg_legacy
+    from gpugrad.ops.linalg import legacy
+    return legacy
 
 
 def _la_sym(a):

@@ -9,7 +9,7 @@ import numpy as np
 from op_db.entry import ROWS, OpEntry, _const, _logsumexp_ref
 
 import gpugrad
-from gpugrad.ops import loss
+from gpugrad.ops.nn import loss as nn_loss
 
 
 def _layer_norm_ref(x, k, eps=1e-5):
@@ -77,7 +77,7 @@ WEIGHT = np.array([0.5, 2.0, 1.5])
 
 def _nll(x, weight=None, ignore_index=-100, reduction="mean"):
     w = None if weight is None else _const(weight, x)
-    return loss.nll_loss(x, _const(TARGET, x), w, ignore_index=ignore_index, reduction=reduction)
+    return nn_loss.nll_loss(x, _const(TARGET, x), w, ignore_index=ignore_index, reduction=reduction)
 
 
 def _nll_ref(x, weight=None, ignore_index=-100, reduction="mean"):
@@ -165,11 +165,11 @@ NORMALISATION = [
 
 LOSSES = [
     # losses
-    OpEntry("mse_loss", loss.mse_loss, lambda x, t: ((x - t) ** 2).mean(),
+    OpEntry("mse_loss", nn_loss.mse_loss, lambda x, t: ((x - t) ** 2).mean(),
             (((2, 3), (2, 3)), ((), ())), ("MseLossBackward0",)),
-    OpEntry("mse_loss_sum", lambda x, t: loss.mse_loss(x, t, reduction="sum"),
+    OpEntry("mse_loss_sum", lambda x, t: nn_loss.mse_loss(x, t, reduction="sum"),
             lambda x, t: ((x - t) ** 2).sum(), (((2, 3), (2, 3)),), ("MseLossBackward0",)),
-    OpEntry("mse_loss_none", lambda x, t: loss.mse_loss(x, t, reduction="none"),
+    OpEntry("mse_loss_none", lambda x, t: nn_loss.mse_loss(x, t, reduction="none"),
             lambda x, t: (x - t) ** 2, (((2, 3), (2, 3)),), ("MseLossBackward0",)),
     OpEntry("nll_loss", _nll, _nll_ref, ROWS, ("NllLossBackward0",)),
     OpEntry("nll_loss_weight", lambda x: _nll(x, WEIGHT), lambda x: _nll_ref(x, WEIGHT), ROWS,
@@ -179,7 +179,7 @@ LOSSES = [
             ("NllLossBackward0",)),
     OpEntry("nll_loss_none", lambda x: _nll(x, reduction="none"),
             lambda x: _nll_ref(x, reduction="none"), ROWS, ("NllLossBackward0",)),
-    OpEntry("cross_entropy", lambda x: loss.cross_entropy(x, _const(TARGET, x)),
+    OpEntry("cross_entropy", lambda x: nn_loss.cross_entropy(x, _const(TARGET, x)),
             lambda x: _nll_ref(_log_softmax_ref(x, 1)), ROWS,
             ("NllLossBackward0", "LogSoftmaxBackward0")),
     OpEntry("l1_loss", lambda x, t: gpugrad.nn.functional.l1_loss(x, t),
@@ -196,11 +196,11 @@ LOSSES = [
                 x, t, weight=_const(np.array([0.5, 1.0, 2.0]), x), reduction="none"),
             lambda x, t: -np.array([0.5, 1.0, 2.0]) * (t * np.log(x) + (1 - t) * np.log(1 - x)),
             (((2, 3), (2, 3)),), ("BinaryCrossEntropyBackward0",), domain=(0.1, 0.9)),
-    OpEntry("bce_with_logits", loss.binary_cross_entropy_with_logits, _bce_ref,
+    OpEntry("bce_with_logits", nn_loss.binary_cross_entropy_with_logits, _bce_ref,
             (((2, 3), (2, 3)),), ("BinaryCrossEntropyWithLogitsBackward0",),
             domain=((-2.0, 2.0), (0.0, 1.0))),
     OpEntry("bce_with_logits_pos_weight",
-            lambda x, t: loss.binary_cross_entropy_with_logits(
+            lambda x, t: nn_loss.binary_cross_entropy_with_logits(
                 x, t, pos_weight=_const(np.array([3.0]), x)),
             lambda x, t: _bce_ref(x, t, 3.0), (((2, 3), (2, 3)),),
             ("BinaryCrossEntropyWithLogitsBackward0",), domain=((-2.0, 2.0), (0.0, 1.0))),

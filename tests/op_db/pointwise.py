@@ -20,7 +20,7 @@ from op_db.entry import (
 )
 
 import gpugrad
-from gpugrad.ops import activation as act
+from gpugrad.ops.nn import activation as act
 
 
 def _where(x, y):
@@ -195,7 +195,7 @@ IN_PLACE = [
 ]
 
 
-# -- inverse hyperbolic functions (ops.pointwise_more) --------------------------------------------
+# -- inverse hyperbolic functions (ops/pointwise/unary.py) -----------------------------------------
 INVERSE_HYPERBOLIC = [
     _unary("acosh", gpugrad.acosh, np.arccosh, "AcoshBackward0", (1.2, 3.0)),
     _unary("arccosh_method", lambda x: x.arccosh(), np.arccosh, "AcoshBackward0", (1.2, 3.0)),

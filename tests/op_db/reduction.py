@@ -77,7 +77,7 @@ REDUCTIONS = [
 ]
 
 
-# -- gpugrad/ops/misc.py -------------------------------------------------------------------------
+# -- scans, differences and nan-reductions -----------------------------------------------------
 X_ZEROS = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])   # x * X_ZEROS has exact zeros
 
 

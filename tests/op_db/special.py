@@ -126,7 +126,7 @@ XLOG1PY = [
 ]
 
 
-# -- the rest of gpugrad.special (gpugrad.ops.special_more): incomplete gamma at shape parameters
+# -- the rest of gpugrad.special: incomplete gamma at shape parameters
 # with closed forms, Hurwitz zeta by its written-out sum, erfcx / i0e / i1e from the math module
 # and written-out series --------------------------------------------------------------------------
 _IGAMMA_A = np.array([0.5, 1.0, 2.5])

@@ -11,7 +11,7 @@ import pytest
 from conftest import tensor, to_numpy
 
 import gpugrad
-from gpugrad.ops.index import SEQUENCE_WARNING, UINT8_WARNING
+from gpugrad.ops.indexing.getitem import SEQUENCE_WARNING, UINT8_WARNING
 
 
 def test_put_and_index_put(device):

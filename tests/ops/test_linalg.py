@@ -147,19 +147,19 @@ def test_linalg_errors_where_the_array_module_does_not_raise():
     # cholesky leaves the failing pivot on the diagonal. The same errors must come out.
     from types import SimpleNamespace
 
-    from gpugrad.ops import matrix
+    from gpugrad.ops.linalg import decompositions, solvers
     quiet = SimpleNamespace(
         isfinite=np.isfinite, diagonal=np.diagonal, argmax=np.argmax, abs=np.abs, zeros=np.zeros,
         linalg=SimpleNamespace(inv=lambda a: np.full(a.shape, np.inf),
                                cholesky=lambda a: np.array([[1.0, 0.0], [2.0, 0.0]])))
     singular = np.array([[1.0, 2.0], [2.0, 4.0]])
-    with pytest.raises(matrix.LinAlgError, match="The diagonal element 2 is zero"):
-        matrix._inverse(quiet, singular)
-    with pytest.raises(matrix.LinAlgError, match="leading minor of order 2 is not"):
-        matrix._cholesky(quiet, singular)
+    with pytest.raises(solvers.LinAlgError, match="The diagonal element 2 is zero"):
+        solvers._inverse(quiet, singular)
+    with pytest.raises(solvers.LinAlgError, match="leading minor of order 2 is not"):
+        decompositions._cholesky(quiet, singular)
     fine = SimpleNamespace(**{**vars(quiet), "linalg": np.linalg})
-    np.testing.assert_allclose(matrix._inverse(fine, np.eye(2) * 2), np.eye(2) / 2)
-    np.testing.assert_allclose(matrix._cholesky(fine, np.eye(2) * 4), np.eye(2) * 2)
+    np.testing.assert_allclose(solvers._inverse(fine, np.eye(2) * 2), np.eye(2) / 2)
+    np.testing.assert_allclose(decompositions._cholesky(fine, np.eye(2) * 4), np.eye(2) * 2)
 
 
 def test_linalg_is_an_importable_module_with_the_compositions(device):

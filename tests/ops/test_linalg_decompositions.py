@@ -14,7 +14,7 @@ from conftest import tensor, to_numpy
 
 import gpugrad
 from gpugrad.autograd import gradcheck, gradgradcheck
-from gpugrad.ops import linalg_legacy as legacy
+from gpugrad.ops.linalg import legacy
 
 LA = gpugrad.linalg
 

@@ -1,6 +1,7 @@
 """PyTorch as the oracle (skipped without torch) over scatter / index_*, gpugrad.linalg, the
-ops of ops/misc.py and the Tensor methods of ops/methods_more.py: the same calls in PyTorch and in
-gpugrad give the same values, gradients and node names."""
+scans, remainders, flips and nan-reductions, and Tensor methods such as kthvalue, mode, unique and
+repeat_interleave: the same calls in PyTorch and in gpugrad give the same values, gradients and
+node names."""
 from __future__ import annotations
 
 import numpy as np

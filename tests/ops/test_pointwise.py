@@ -1,6 +1,6 @@
 """Pointwise ops: inverse hyperbolic and the other elementwise functions, their in-place and
 top-level forms, comparisons and logic, rounding, bitwise ops, fmax / fmin, the ops of
-ops/misc.py (hypot, xlogy, fmod ...); values, gradients, node names and PyTorch's messages."""
+ops/pointwise (hypot, xlogy, fmod ...); values, gradients, node names and PyTorch's messages."""
 from __future__ import annotations
 
 import math

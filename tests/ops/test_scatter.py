@@ -11,7 +11,7 @@ import pytest
 from conftest import tensor, to_numpy
 
 import gpugrad
-from gpugrad.ops import scatter as scatter_ops
+from gpugrad.ops.indexing import scatter
 
 
 def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
@@ -257,7 +257,7 @@ def test_reduce_at_in_rounds_matches_ufunc_at():
         want = out.copy()
         v = rng.standard_normal((2, 5))
         getattr(np, name).at(want, where, v)
-        scatter_ops.reduce_in_rounds(np, name, out, where, v)
+        scatter.reduce_in_rounds(np, name, out, where, v)
         np.testing.assert_allclose(out, want, rtol=1e-15, err_msg=name)
 
 

@@ -305,7 +305,7 @@ def test_shape_errors_of_the_new_ops_are_pytorchs(device):
             call()
 
 
-# -- more Tensor methods (gpugrad.ops.methods_more) ---------------------------------------------
+# -- more Tensor methods (unfold, kthvalue, mode, repeat_interleave, unique ...) ------------------
 def test_unfold_is_a_view_and_checks_its_arguments(device):
     x = gpugrad.arange(6.0, device=device)
     w = x.unfold(0, 3, 2)
@@ -398,7 +398,7 @@ def test_flip_takes_dims_as_varargs(device):
 
 
 def test_to_copy_in_the_op_copies():
-    from gpugrad.ops.shape import ToCopyBackward0
+    from gpugrad.ops.shape.views import ToCopyBackward0
     a = gpugrad.tensor([1.0, 2.0])
     b = ToCopyBackward0.apply(a)   # what to(..., copy=True) runs when nothing else changes
     b[0] = 9.0

@@ -11,7 +11,10 @@ import numpy as np
 
 from ... import _creation
 from ...autograd.grad_mode import no_grad
-from ...ops import activation, pointwise, reduce
+from ...ops.nn import activation as nn_activation
+from ...ops.pointwise import minmax, unary
+from ...ops.reduction import reduce as reduction_reduce
+from ...ops.reduction import softmax as reduction_softmax
 from ...tensor_inplace import inplace as _inplace
 
 __all__ = ["tanh", "sigmoid", "relu", "relu_", "leaky_relu", "gelu", "silu", "softplus", "elu",
@@ -21,12 +24,12 @@ __all__ = ["tanh", "sigmoid", "relu", "relu_", "leaky_relu", "gelu", "silu", "so
            "leaky_relu_", "hardtanh_", "selu_", "celu_", "gumbel_softmax"]
 
 
-tanh = pointwise.tanh
-sigmoid = activation.sigmoid
+tanh = unary.tanh
+sigmoid = nn_activation.sigmoid
 
 
 def relu(input, inplace=False):
-    return input.relu_() if inplace else activation.relu(input)
+    return input.relu_() if inplace else nn_activation.relu(input)
 
 
 def relu_(input):
@@ -35,24 +38,24 @@ def relu_(input):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     if inplace:
-        return _inplace(input, lambda t: activation.leaky_relu(t, negative_slope))
-    return activation.leaky_relu(input, negative_slope)
+        return _inplace(input, lambda t: nn_activation.leaky_relu(t, negative_slope))
+    return nn_activation.leaky_relu(input, negative_slope)
 
 
 def gelu(input, approximate="none"):
-    return activation.gelu(input, approximate)
+    return nn_activation.gelu(input, approximate)
 
 
 def silu(input, inplace=False):
-    return _inplace(input, activation.silu) if inplace else activation.silu(input)
+    return _inplace(input, nn_activation.silu) if inplace else nn_activation.silu(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    return activation.softplus(input, beta, threshold)
+    return nn_activation.softplus(input, beta, threshold)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    f = lambda t: activation.elu(t, alpha)   # noqa: E731
+    f = lambda t: nn_activation.elu(t, alpha)   # noqa: E731
     return _inplace(input, f) if inplace else f(input)
 
 
@@ -65,7 +68,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
         lo, hi = int(min_val), int(max_val)
         return input.clamp_(lo, hi) if inplace else input.clamp(lo, hi)
-    f = lambda t: activation.hardtanh(t, min_val, max_val)   # noqa: E731
+    f = lambda t: nn_activation.hardtanh(t, min_val, max_val)   # noqa: E731
     return _inplace(input, f) if inplace else f(input)
 
 
@@ -74,7 +77,7 @@ def relu6(input, inplace=False):
 
 
 def mish(input, inplace=False):
-    return _inplace(input, activation.mish) if inplace else activation.mish(input)
+    return _inplace(input, nn_activation.mish) if inplace else nn_activation.mish(input)
 
 
 def _softmax_dim(name, ndim, stacklevel):
@@ -87,13 +90,13 @@ def _softmax_dim(name, ndim, stacklevel):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim, _stacklevel)
-    return reduce.softmax(input, dim, dtype)
+    return reduction_softmax.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
-    return reduce.log_softmax(input, dim, dtype)
+    return reduction_softmax.log_softmax(input, dim, dtype)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -112,12 +115,12 @@ def prelu(input, weight):
                            f"{channels}.")
     w = weight.reshape(()) if weight.numel() == 1 else weight.reshape(
         (channels,) + (1,) * (input.dim() - 2))
-    return pointwise.where(input > 0, input, w * input)
+    return minmax.where(input > 0, input, w * input)
 
 
 def selu(input, inplace=False):
     """y = scale * elu(x, alpha), with the self-normalising constants."""
-    f = lambda t: activation.elu(t, _SELU_ALPHA) * _SELU_SCALE   # noqa: E731
+    f = lambda t: nn_activation.elu(t, _SELU_ALPHA) * _SELU_SCALE   # noqa: E731
     return _inplace(input, f) if inplace else f(input)
 
 
@@ -125,32 +128,32 @@ def celu(input, alpha=1.0, inplace=False):
     """y = x where x > 0 else alpha * (exp(x / alpha) - 1)."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    f = lambda t: pointwise.where(t > 0, t, activation.elu(t * (1.0 / alpha), alpha))  # noqa
+    f = lambda t: minmax.where(t > 0, t, nn_activation.elu(t * (1.0 / alpha), alpha))  # noqa
     return _inplace(input, f) if inplace else f(input)
 
 
 def logsigmoid(input):
     """y = log(sigmoid(x)) = -softplus(-x), computed without overflow."""
-    return -activation.softplus(-input, 1.0, math.inf)
+    return -nn_activation.softplus(-input, 1.0, math.inf)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-x) along ``dim``."""
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
-    return reduce.softmax(-input, dim, dtype)
+    return reduction_softmax.softmax(-input, dim, dtype)
 
 
 def glu(input, dim=-1):
     """a * sigmoid(b), with a and b the two halves of ``input`` along ``dim``."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    (d,) = reduce._axes(dim, input.dim())   # PyTorch's error for a dim out of range
+    (d,) = reduction_reduce._axes(dim, input.dim())   # PyTorch's error for a dim out of range
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{input.shape[d]}")
     a, b = input.chunk(2, d)
-    return a * activation.sigmoid(b)
+    return a * nn_activation.sigmoid(b)
 
 
 _DTYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
@@ -164,7 +167,7 @@ def _maybe_inplace(input, f, inplace):
 
 def hardsigmoid(input, inplace=False):
     """y = min(max(x + 3, 0), 6) / 6   (gradient 1/6 strictly inside (-3, 3), as PyTorch)."""
-    f = lambda t: activation.hardtanh(t + 3.0, 0.0, 6.0) / 6.0   # noqa: E731
+    f = lambda t: nn_activation.hardtanh(t + 3.0, 0.0, 6.0) / 6.0   # noqa: E731
     return _maybe_inplace(input, f, inplace)
 
 
@@ -172,14 +175,14 @@ def hardswish(input, inplace=False):
     """y = x * min(max(x + 3, 0), 6) / 6. NOTE: PyTorch's gradient is 0 for x <= -3,
     x / 3 + 1/2 for -3 < x < 3 and 1 for x >= 3; the branches below give exactly that."""
     def f(t):
-        inner = pointwise.where(t < 3.0, t * (t + 3.0) / 6.0, t)
-        return pointwise.where(t <= -3.0, 0.0, inner)
+        inner = minmax.where(t < 3.0, t * (t + 3.0) / 6.0, t)
+        return minmax.where(t <= -3.0, 0.0, inner)
     return _maybe_inplace(input, f, inplace)
 
 
 def hardshrink(input, lambd=0.5):
     """y = x where |x| > lambd else 0."""
-    return pointwise.where((input >= -lambd) & (input <= lambd), 0.0, input)
+    return minmax.where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
 def softshrink(input, lambd=0.5):
@@ -190,18 +193,18 @@ def softshrink(input, lambd=0.5):
             name = _DTYPE_NAMES.get(input.dtype.name, input.dtype.name)
             raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype {name}, "
                                f"but found {lambd:g}")
-    low = pointwise.where(input < -lambd, input + lambd, 0.0)
-    return pointwise.where(input > lambd, input - lambd, low)
+    low = minmax.where(input < -lambd, input + lambd, 0.0)
+    return minmax.where(input > lambd, input - lambd, low)
 
 
 def softsign(input):
     """y = x / (1 + |x|)."""
-    return input / (pointwise.abs(input) + 1)
+    return input / (unary.abs(input) + 1)
 
 
 def tanhshrink(input):
     """y = x - tanh(x)."""
-    return input - pointwise.tanh(input)
+    return input - unary.tanh(input)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -210,7 +213,7 @@ def threshold(input, threshold, value, inplace=False):
         raise NotImplementedError('"threshold_cpu" not implemented for \'Bool\'')
     if input.dtype.kind in "iu":   # integers stay integers: both scalars truncate to the type
         threshold, value = int(threshold), int(value)
-    f = lambda t: pointwise.where(t > threshold, t, value)   # noqa: E731
+    f = lambda t: minmax.where(t > threshold, t, value)   # noqa: E731
     return _maybe_inplace(input, f, inplace)
 
 
@@ -232,10 +235,10 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     _rrelu_check(lower, upper)
     if not training:
         slope = (lower + upper) / 2
-        return _maybe_inplace(input, lambda t: activation.leaky_relu(t, slope), inplace)
+        return _maybe_inplace(input, lambda t: nn_activation.leaky_relu(t, slope), inplace)
     with no_grad():   # the slopes are constants of the graph, as PyTorch's saved noise
         u = _creation.rand(input.shape, dtype=input.dtype, device=input.device)
-        noise = pointwise.where(input > 0, 1.0, u * (upper - lower) + lower)
+        noise = minmax.where(input > 0, 1.0, u * (upper - lower) + lower)
     return _maybe_inplace(input, lambda t: t * noise, inplace)
 
 
@@ -244,17 +247,17 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 
 
 def elu_(input, alpha=1.0):
-    return _inplace(input, lambda t: activation.elu(t, alpha))
+    return _inplace(input, lambda t: nn_activation.elu(t, alpha))
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    return _inplace(input, lambda t: activation.leaky_relu(t, negative_slope))
+    return _inplace(input, lambda t: nn_activation.leaky_relu(t, negative_slope))
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _inplace(input, lambda t: activation.hardtanh(t, min_val, max_val))
+    return _inplace(input, lambda t: nn_activation.hardtanh(t, min_val, max_val))
 
 
 def selu_(input):
@@ -272,9 +275,9 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     with no_grad():
-        gumbels = -pointwise.log(_creation.empty(logits.shape, dtype=logits.dtype,
+        gumbels = -unary.log(_creation.empty(logits.shape, dtype=logits.dtype,
                                                  device=logits.device).exponential_())
-    y_soft = reduce.softmax((logits + gumbels) / tau, dim)
+    y_soft = reduction_softmax.softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft
     index = y_soft.max(dim, keepdim=True)[1]

@@ -6,9 +6,11 @@ import math
 import warnings
 
 from ... import _creation
-from ...ops import reduce, select, shape
-from ...ops.linalg import linear, matmul
-from ...ops.padding import pad
+from ...ops.indexing import masked
+from ...ops.linalg.products import linear, matmul
+from ...ops.nn.padding import pad
+from ...ops.reduction import softmax
+from ...ops.shape import joining
 from ...tensor import scalar_name
 from .dropout import dropout
 
@@ -64,15 +66,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         else:
             scores = scores + attn_mask
     if keep is not None:
-        scores = select.masked_fill(scores, ~keep, float("-inf"))
+        scores = masked.masked_fill(scores, ~keep, float("-inf"))
     if attn_mask is not None:
         # NOTE: a row masked everywhere softmaxes over zeros instead of -inf (no NaN in the
         # gradient), then is zeroed
         dead = (scores == float("-inf")).all(-1, keepdim=True)
-        weights = select.masked_fill(reduce.softmax(select.masked_fill(scores, dead, 0.0), -1),
+        weights = masked.masked_fill(softmax.softmax(masked.masked_fill(scores, dead, 0.0), -1),
                                      dead, 0.0)
     else:
-        weights = reduce.softmax(scores, -1)
+        weights = softmax.softmax(scores, -1)
     if dropout_p > 0.0:
         weights = _dropout(weights, dropout_p)
     return matmul(weights, value)
@@ -89,7 +91,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
                       "same type for both instead.", stacklevel=3)
     if mask.dtype.kind == "b":
         zeros = _creation.zeros(mask.shape, dtype=target_type, device=mask.device)
-        mask = select.masked_fill(zeros, mask, float("-inf"))
+        mask = masked.masked_fill(zeros, mask, float("-inf"))
     return mask
 
 
@@ -193,8 +195,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if bias_k is not None and bias_v is not None:
         if static_k is not None or static_v is not None:
             raise AssertionError("bias cannot be added to static key.")
-        k = shape.cat([k, bias_k.expand(1, bsz, embed_dim)])
-        v = shape.cat([v, bias_v.expand(1, bsz, embed_dim)])
+        k = joining.cat([k, bias_k.expand(1, bsz, embed_dim)])
+        v = joining.cat([v, bias_v.expand(1, bsz, embed_dim)])
         attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
         key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
     elif bias_k is not None or bias_v is not None:
@@ -206,7 +208,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     v = _heads(v, rows, head_dim) if static_v is None else _static(static_v, "v", rows, head_dim)
     if add_zero_attn:
         zeros = _creation.zeros((rows, 1, head_dim), dtype=k.dtype, device=k.device)
-        k, v = shape.cat([k, zeros], 1), shape.cat([v, zeros], 1)
+        k, v = joining.cat([k, zeros], 1), joining.cat([v, zeros], 1)
         attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
         key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
     src_len = k.shape[1]
@@ -227,7 +229,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         scores = matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
         if attn_mask is not None:
             scores = scores + attn_mask
-        weights = reduce.softmax(scores, -1)
+        weights = softmax.softmax(scores, -1)
         if dropout_p > 0.0:
             weights = _dropout(weights, dropout_p)
         out = matmul(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)

@@ -2,7 +2,13 @@
 ``gpugrad.ops.conv3d``)."""
 from __future__ import annotations
 
-from ...ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
-from ...ops.conv3d import conv3d, conv_transpose3d
+from ...ops.nn.conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "conv3d", "conv_transpose3d"]

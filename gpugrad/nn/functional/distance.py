@@ -5,9 +5,9 @@ import numpy as np
 
 from ... import _creation
 from ...autograd.grad_mode import no_grad
-from ...ops import reduce
 from ...ops._op import broadcast_error
-from ...ops.extra import broadcast_tensors
+from ...ops.reduction import reduce as reduction_reduce
+from ...ops.shape.stacking import broadcast_tensors
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -24,7 +24,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     x1, x2 = _broadcast(x1, x2)
 
     def unit(x):
-        n = reduce.norm(x, 2, dim, keepdim=True)
+        n = reduction_reduce.norm(x, 2, dim, keepdim=True)
         # NOTE: PyTorch clamps the norm in place under no_grad, so the clamp has no gradient
         with no_grad():
             lift = n.clamp(min=eps) - n
@@ -35,7 +35,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p over the last dimension."""
     last = max(x1.dim(), x2.dim()) - 1
-    return reduce.norm(x1 - x2 + eps, p, last, keepdim)
+    return reduction_reduce.norm(x1 - x2 + eps, p, last, keepdim)
 
 
 def pdist(input, p=2):
@@ -49,4 +49,4 @@ def pdist(input, p=2):
     rows, cols = np.triu_indices(input.shape[0], 1)   # from the shape alone: no device read
     idx = lambda a: _creation.tensor(a, dtype=_creation.long, device=input.device)  # noqa
     diff = input.index_select(0, idx(rows)) - input.index_select(0, idx(cols))
-    return reduce.norm(diff, p, 1)
+    return reduction_reduce.norm(diff, p, 1)

@@ -1,8 +1,8 @@
 """Linear functions: ``linear`` (an op) and ``bilinear``."""
 from __future__ import annotations
 
-from ...ops.einsum import einsum
-from ...ops.linalg import linear
+from ...ops.linalg.einsum import einsum
+from ...ops.linalg.products import linear
 
 __all__ = ["linear", "bilinear"]
 

@@ -13,20 +13,22 @@ from ... import _creation
 from ...amp._state import state as _amp
 from ...amp._state import upper as _upper
 from ...autograd.grad_mode import no_grad
-from ...ops import activation, pointwise, select
-from ...ops.ctc import ctc_loss
-from ...ops.loss import (
+from ...ops.indexing import masked
+from ...ops.nn import activation as nn_activation
+from ...ops.nn.loss import (
     _check_reduction,
     _legacy_reduction,
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    ctc_loss,
     huber_loss,
     l1_loss,
     mse_loss,
     nll_loss,
     smooth_l1_loss,
 )
+from ...ops.pointwise import minmax, unary
 from .activation import logsigmoid
 from .distance import pairwise_distance
 
@@ -55,7 +57,7 @@ def _reduce(loss, reduction):
 
 def _hinge(z):
     """max(z, 0) with gradient 1 only where z > 0."""
-    return pointwise.where(z > 0, z, 0.0)
+    return minmax.where(z > 0, z, 0.0)
 
 
 _SCALAR_TYPES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
@@ -103,8 +105,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     if _amp.active:
         input, target = _upper(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    margin_term = pointwise.where(target != 1, (margin - input).clamp_min(0), 0.0)
-    self_term = pointwise.where(target != -1, input, 0.0)
+    margin_term = minmax.where(target != 1, (margin - input).clamp_min(0), 0.0)
+    self_term = minmax.where(target != -1, input, 0.0)
     return _reduce(margin_term + self_term, reduction)
 
 
@@ -123,9 +125,9 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     prod = (input1 * input2).sum(d)
     mag1 = (input1 * input1).sum(d) + _EPSILON
     mag2 = (input2 * input2).sum(d) + _EPSILON
-    cos = prod / pointwise.sqrt(mag1 * mag2)
-    pos = pointwise.where(target == 1, 1 - cos, 0.0)
-    neg = pointwise.where(target == -1, (cos - margin).clamp_min(0), 0.0)
+    cos = prod / unary.sqrt(mag1 * mag2)
+    pos = minmax.where(target == 1, 1 - cos, 0.0)
+    neg = minmax.where(target == -1, (cos - margin).clamp_min(0), 0.0)
     return _reduce(pos + neg, reduction)
 
 
@@ -134,7 +136,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if _amp.active:
         input, target = _upper(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    return _reduce(activation.softplus(-target * input, 1.0, math.inf), reduction)
+    return _reduce(nn_activation.softplus(-target * input, 1.0, math.inf), reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -186,7 +188,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if weight is not None:
         z = z * weight.index_select(0, t.reshape(-1)).reshape(nframe, 1)
     others = _creation.arange(dim, device=input.device) != t
-    loss = pointwise.where(others, z, 0.0).sum(1) / dim
+    loss = minmax.where(others, z, 0.0).sum(1) / dim
     return _reduce(loss.reshape(target.shape), reduction)
 
 
@@ -207,12 +209,12 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     x = input.reshape(nframe, dim)
     t = target.reshape(nframe, dim)
     listed = (t != -1).long().cumprod(1) > 0          # (N, L): before the first -1
-    cols = pointwise.where(listed, t, 0)
+    cols = minmax.where(listed, t, 0)
     classes = _creation.arange(dim, device=input.device)
     is_target = ((cols.unsqueeze(-1) == classes) & listed.unsqueeze(-1)).any(1)   # (N, C)
     z = 1 - x.gather(1, cols).unsqueeze(-1) + x.unsqueeze(1)                      # (N, L, C)
     keep = listed.unsqueeze(-1) & (is_target == 0).unsqueeze(1) & (z > 0)
-    loss = pointwise.where(keep, z, 0.0).sum((1, 2)) / dim
+    loss = minmax.where(keep, z, 0.0).sum((1, 2)) / dim
     return _reduce(loss if input.dim() == 2 else loss.reshape(()), reduction)
 
 
@@ -237,7 +239,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_neg = pointwise.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+        d_neg = minmax.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
@@ -254,7 +256,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     dist = pairwise_distance if distance_function is None else distance_function
     d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
     if swap:
-        d_neg = pointwise.minimum(d_neg, dist(positive, negative))
+        d_neg = minmax.minimum(d_neg, dist(positive, negative))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
@@ -281,7 +283,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     var = var.clone()
     with no_grad():   # NOTE: as PyTorch, the clamp is invisible to autograd
         var.clamp_(min=eps)
-    loss = 0.5 * (pointwise.log(var) + (input - target) ** 2 / var)
+    loss = 0.5 * (unary.log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
@@ -298,14 +300,14 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not a valid value for reduction")
     if log_input:
-        loss = pointwise.exp(input) - target * input
+        loss = unary.exp(input) - target * input
     else:
-        loss = input - target * pointwise.log(input + eps)
+        loss = input - target * unary.log(input + eps)
     if full:
         big = target > 1
-        t = pointwise.where(big, target, 1.0)   # no log of 0 (and no NaN gradient) off the mask
-        stirling = t * pointwise.log(t) - t + 0.5 * pointwise.log(2 * math.pi * t)
-        loss = loss + pointwise.where(big, stirling, 0.0)
+        t = minmax.where(big, target, 1.0)   # no log of 0 (and no NaN gradient) off the mask
+        stirling = t * unary.log(t) - t + 0.5 * unary.log(2 * math.pi * t)
+        loss = loss + minmax.where(big, stirling, 0.0)
     return _reduce(loss, reduction)
 
 
@@ -324,9 +326,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if input.dtype.kind in "iub" or target.dtype.kind in "iub":
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
-        loss = pointwise.exp(target) * (target - input)
+        loss = unary.exp(target) * (target - input)
     else:   # xlogy(t, t): 0 where t == 0
-        loss = (target * pointwise.log(select.masked_fill(target, target == 0, 1.0))
+        loss = (target * unary.log(masked.masked_fill(target, target == 0, 1.0))
                 - target * input)
     if reduction == "none":
         return loss

@@ -11,8 +11,10 @@ from ... import _creation
 from ...amp._state import state as _amp
 from ...amp._state import upper as _upper
 from ...autograd.grad_mode import no_grad
-from ...ops import pointwise, reduce, shape
-from ...ops.norm import batch_norm, layer_norm
+from ...ops.nn.normalization import batch_norm, layer_norm
+from ...ops.pointwise import unary
+from ...ops.reduction import reduce as reduction_reduce
+from ...ops.shape import joining
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "normalize", "instance_norm", "rms_norm",
            "local_response_norm"]
@@ -53,7 +55,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """x / max(||x||_p, eps) along ``dim``."""
-    y = input / reduce.norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    y = input / reduction_reduce.norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
     return y if out is None else out.copy_(y)
 
 
@@ -115,7 +117,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = float(np.finfo(input.dtype).eps)
     axes = tuple(range(input.dim() - len(shape_), input.dim()))
-    y = input * pointwise.rsqrt((input * input).mean(axes, keepdim=True) + eps)
+    y = input * unary.rsqrt((input * input).mean(axes, keepdim=True) + eps)
     return y if weight is None else y * weight
 
 
@@ -136,7 +138,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     kw = dict(dtype=input.dtype, device=input.device)
     pads = [_creation.zeros((input.shape[0], p) + tuple(input.shape[2:]), **kw)
             for p in (size // 2, (size - 1) // 2)]
-    padded = shape.cat([pads[0], sq, pads[1]], 1)
+    padded = joining.cat([pads[0], sq, pads[1]], 1)
     window = padded.narrow(1, 0, c)
     for j in range(1, size):
         window = window + padded.narrow(1, j, c)

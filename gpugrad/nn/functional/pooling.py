@@ -2,22 +2,27 @@
 (ops), the adaptive average pools in 1 and 2-D and the ``*_with_indices`` aliases."""
 from __future__ import annotations
 
-from ...ops.fractional import (
-    fractional_max_pool2d,
-    fractional_max_pool2d_with_indices,
-    fractional_max_pool3d,
-    fractional_max_pool3d_with_indices,
-)
-from ...ops.nn.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
-from ...ops.pool import (
+from ...ops.nn.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
     adaptive_max_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
     max_pool1d,
     max_pool2d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
 )
-from ...ops.pool3d import (
+from ...ops.nn.pooling3d import (
     adaptive_avg_pool3d,
     adaptive_max_pool3d,
     adaptive_max_pool3d_with_indices,
@@ -25,7 +30,6 @@ from ...ops.pool3d import (
     max_pool3d,
     max_pool3d_with_indices,
 )
-from ...ops.unpool import lp_pool1d, lp_pool2d, lp_pool3d, max_unpool1d, max_unpool2d, max_unpool3d
 
 __all__ = ["adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "max_pool1d",
            "max_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool3d",

@@ -2,10 +2,7 @@
 from __future__ import annotations
 
 from ..._creation import int64
-from ...ops.pool import (
-    embedding_bag,
-)
-from ...ops.select import embedding
+from ...ops.nn.embedding import embedding, embedding_bag
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 

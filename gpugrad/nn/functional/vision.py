@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import warnings
 
-from ...ops.padding import pad
-from ...ops.resize import fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold
-from ...ops.sampling import affine_grid, grid_sample
+from ...ops.nn.fold import fold, unfold
+from ...ops.nn.grid_sample import affine_grid, grid_sample
+from ...ops.nn.padding import pad
+from ...ops.nn.pixelshuffle import pixel_shuffle, pixel_unshuffle
+from ...ops.nn.upsampling import interpolate
 
 __all__ = ["pad", "fold", "interpolate", "pixel_shuffle", "pixel_unshuffle", "unfold",
            "affine_grid", "grid_sample", "upsample", "upsample_nearest", "upsample_bilinear",

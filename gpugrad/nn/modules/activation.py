@@ -3,7 +3,7 @@ calls the function of the same name in ``functional``."""
 from __future__ import annotations
 
 from ... import _creation
-from ...ops import reduce
+from ...ops.reduction import softmax
 from .. import functional as F
 from .. import init
 from ..functional.activation import (
@@ -300,7 +300,7 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              "instead")
-        return reduce.softmax(input, -3)
+        return softmax.softmax(input, -3)
 
 
 class MultiheadAttention(Module):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 from ... import _creation
-from ...ops.reduce import log_softmax
-from ...ops.shape import cat
+from ...ops.reduction.softmax import log_softmax
+from ...ops.shape.joining import cat
 from .container import ModuleList, Sequential
 from .linear import Linear
 from .module import Module

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from ...ops.loss import _legacy_reduction
+from ...ops.nn.loss import _legacy_reduction
 from .. import functional as F
 from ..functional.loss import (
     cosine_embedding_loss,

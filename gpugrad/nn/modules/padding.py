@@ -2,7 +2,7 @@
 ``CircularPad`` over the last 1, 2 or 3 dimensions, each a call of ``F.pad``."""
 from __future__ import annotations
 
-from ...ops.padding import pad
+from ...ops.nn.padding import pad
 from .module import Module
 
 __all__ = ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",

@@ -3,7 +3,7 @@ and fractional max pooling. Each module calls the function of the same name in
 ``functional``, keeping PyTorch's attributes and reprs."""
 from __future__ import annotations
 
-from ...ops.fractional import fractional_max_pool2d_with_indices, fractional_max_pool3d_with_indices
+from ...ops.nn.pooling import fractional_max_pool2d_with_indices, fractional_max_pool3d_with_indices
 from .. import functional as F
 from ..functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from .module import Module

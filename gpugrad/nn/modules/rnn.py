@@ -8,7 +8,9 @@ import numbers
 import warnings
 
 from ... import _creation
-from ...ops import activation, pointwise, shape
+from ...ops.nn import activation as nn_activation
+from ...ops.pointwise import unary
+from ...ops.shape import joining
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -17,7 +19,7 @@ from .module import Module
 
 __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
 
-sigmoid, tanh = activation.sigmoid, pointwise.tanh
+sigmoid, tanh = nn_activation.sigmoid, unary.tanh
 
 
 # -- one time step: ``gi`` is the input projection x W_ih^T + b_ih, ``state`` a tuple ------------
@@ -28,7 +30,7 @@ def _rnn_tanh_step(gi, state, w_hh, b_hh, w_hr=None):
 
 def _rnn_relu_step(gi, state, w_hh, b_hh, w_hr=None):
     """h' = relu(W_ih x + b_ih + W_hh h + b_hh)"""
-    return (activation.relu(gi + F.linear(state[0], w_hh, b_hh)),)
+    return (nn_activation.relu(gi + F.linear(state[0], w_hh, b_hh)),)
 
 
 def _lstm_step(gi, state, w_hh, b_hh, w_hr=None):
@@ -380,16 +382,16 @@ class RNNBase(Module):
                 weights = (w_hh, b_hh, w_hr)
                 if batch_sizes is None:
                     out, state = self._scan(gi.unbind(0), state, weights, direction)
-                    outs.append(shape.stack(out, 0))
+                    outs.append(joining.stack(out, 0))
                 else:
                     out, state = self._scan_packed(gi.split(batch_sizes, 0), state, weights,
                                                    direction)
-                    outs.append(shape.cat(out, 0))
+                    outs.append(joining.cat(out, 0))
                 finals.append(state)
-            x = outs[0] if directions == 1 else shape.cat(outs, -1)
+            x = outs[0] if directions == 1 else joining.cat(outs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        return x, tuple(shape.stack([f[i] for f in finals], 0) for i in range(len(states)))
+        return x, tuple(joining.stack([f[i] for f in finals], 0) for i in range(len(states)))
 
     def _scan(self, gis, state, weights, reverse):
         """The per-step outputs (in time order) and the last state over equal-length steps."""
@@ -411,7 +413,7 @@ class RNNBase(Module):
         for gi in (reversed(gis) if reverse else gis):
             n = gi.shape[0]
             if n > live:     # reverse: sequences n..live start here
-                state = tuple(shape.cat([s, f[live:n]], 0) for s, f in zip(state, full))
+                state = tuple(joining.cat([s, f[live:n]], 0) for s, f in zip(state, full))
             elif n < live:   # forward: sequences n..live ended at the previous step
                 done.append(tuple(s[n:] for s in state))
                 state = tuple(s[:n] for s in state)
@@ -421,7 +423,7 @@ class RNNBase(Module):
         if reverse:
             hs.reverse()
         elif done:
-            state = tuple(shape.cat([s] + [d[i] for d in reversed(done)], 0)
+            state = tuple(joining.cat([s] + [d[i] for d in reversed(done)], 0)
                           for i, s in enumerate(state))
         return hs, state
 

@@ -8,8 +8,8 @@ import warnings
 
 from ..._creation import tensor
 from ...autograd.grad_mode import no_grad
-from ...ops.reduce import norm
-from ...ops.shape import stack
+from ...ops.reduction.reduce import norm
+from ...ops.shape.joining import stack
 from ...tensor import Tensor
 
 

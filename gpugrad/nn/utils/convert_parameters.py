@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ...autograd.grad_mode import no_grad
-from ...ops.shape import cat, reshape
+from ...ops.shape.joining import cat
+from ...ops.shape.views import reshape
 from ...tensor import Tensor
 
 

@@ -9,7 +9,8 @@ import numpy as np
 
 from ... import _backend, _creation
 from ...autograd.grad_mode import no_grad
-from ...ops import matrix, shape
+from ...ops.linalg import solvers
+from ...ops.shape import joining
 from ...tensor import Tensor
 from .. import functional as F
 from ..modules.module import Module
@@ -193,13 +194,13 @@ class _Orthogonal(Module):
         if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
             x = x.tril()
             if n != k:   # embed the tall matrix in a square one
-                x = shape.cat([x, x.new_zeros(*x.shape[:-1], n - k)], -1)
+                x = joining.cat([x, x.new_zeros(*x.shape[:-1], n - k)], -1)
             a = x - x.mT   # skew-symmetric
             if self.orthogonal_map == _OrthMaps.matrix_exp:
                 q = _matrix_exp(a)
             else:   # (I - A/2)^-1 (I + A/2)
                 eye = _eye_like(a, n)
-                q = matrix.solve(eye - 0.5 * a, eye + 0.5 * a)
+                q = solvers.solve(eye - 0.5 * a, eye + 0.5 * a)
             if n != k:
                 q = q[..., :k]
         else:
@@ -234,7 +235,7 @@ class _Orthogonal(Module):
                 q = q.clone() if _is_orthogonal(q) else _make_orthogonal(q)
             else:   # complete Q to an n x n orthogonal matrix
                 extra = _creation.randn(*q.shape[:-2], n, n - k, dtype=q.dtype, device=q.device)
-                q = _make_orthogonal(shape.cat([q, extra], -1))
+                q = _make_orthogonal(joining.cat([q, extra], -1))
             self.base = q
             # forward(-I) == base for every map (householder: no reflection, diagonal -1)
             neg_eye = -_creation.eye(*q_init.shape[-2:], dtype=q.dtype, device=q.device)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ... import _creation
-from ...ops import shape
+from ...ops.shape import joining
 from ...tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence",
@@ -197,7 +197,7 @@ def _gather_padded(data, idx, padding_value):
     """``rows[idx]`` where ``rows`` is ``data`` with one more row of ``padding_value``."""
     rest = tuple(data.shape[1:])
     pad = _creation.full((1,) + rest, padding_value, dtype=data.dtype, device=data.device)
-    rows = shape.cat([data, pad], 0)
+    rows = joining.cat([data, pad], 0)
     out = rows.index_select(0, _index(idx.reshape(-1), data.device))
     return out.reshape(idx.shape + rest)
 
@@ -224,7 +224,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     idx = np.where(valid, starts[:, None] + t - shift, lengths.sum())   # (B, T)
     if not batch_first:
         idx = idx.T
-    return _gather_padded(shape.cat(list(sequences), 0), idx, padding_value)
+    return _gather_padded(joining.cat(list(sequences), 0), idx, padding_value)
 
 
 def _like_first(sequences):

@@ -1,8 +1,5 @@
 """Linear algebra ops: products, einsum, decompositions, LU, solvers, norms, and the older
-top-level names.
-
-This package is also the old path of the module ``gpugrad.ops.linalg``: its names resolve
-from their new homes below (temporary; removed once every importer uses the new homes)."""
+top-level names."""
 
 from .decompositions import (
     cholesky_ex,
@@ -26,15 +23,3 @@ from .triangular import lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular
 __all__ = ["qr", "eigh", "eigvalsh", "svd", "pinv", "matrix_rank", "lstsq", "solve_triangular",
            "lu_factor", "lu_factor_ex", "lu", "lu_solve", "cholesky_ex", "inv_ex", "solve_ex",
            "cond", "householder_product", "tensorinv", "tensorsolve", "vander", "eig", "eigvals"]
-
-import importlib as _importlib
-
-_HOMES = ('gpugrad.ops.linalg.products',)   # where its names went
-
-
-def __getattr__(name):
-    for home in _HOMES:
-        mod = _importlib.import_module(home)
-        if hasattr(mod, name):
-            return getattr(mod, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

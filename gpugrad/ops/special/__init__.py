@@ -1,8 +1,5 @@
 """Special functions: the gamma, error-function, Bessel and logarithmic families and the
-orthogonal polynomials, with their array-level numerics (_bessel.py, _series.py).
-
-This package is also the old path of the module ``gpugrad.ops.special``: its names resolve
-from their new homes below (temporary; removed once every importer uses the new homes)."""
+orthogonal polynomials, with their array-level numerics (_bessel.py, _series.py)."""
 
 from . import polynomials as orthopoly
 from .bessel import (
@@ -24,6 +21,20 @@ from .bessel import (
 from .error import erfcx
 from .hurwitz_zeta import zeta
 from .incomplete_gamma import gammainc, gammaincc
+from .polynomials import (
+    chebyshev_polynomial_t,
+    chebyshev_polynomial_u,
+    chebyshev_polynomial_v,
+    chebyshev_polynomial_w,
+    hermite_polynomial_h,
+    hermite_polynomial_he,
+    laguerre_polynomial_l,
+    legendre_polynomial_p,
+    shifted_chebyshev_polynomial_t,
+    shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v,
+    shifted_chebyshev_polynomial_w,
+)
 
 # every name in __all__ is attached to gpugrad.special
 __all__: list = ["gammainc", "gammaincc", "zeta", "erfcx", "i0e", "i1e", "bessel_j0",
@@ -31,22 +42,3 @@ __all__: list = ["gammainc", "gammaincc", "zeta", "erfcx", "i0e", "i1e", "bessel
                  "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
                  "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
                  "spherical_bessel_j0", "airy_ai", *orthopoly.POLYNOMIALS]
-
-import importlib as _importlib
-
-_HOMES = (
-    'gpugrad.ops.special._numerics',
-    'gpugrad.ops.special.logarithmic',
-    'gpugrad.ops.special.gamma',
-    'gpugrad.ops.special.error',
-    'gpugrad.ops.special.bessel',
-    'gpugrad.ops.pointwise.arithmetic',
-)   # where its names went
-
-
-def __getattr__(name):
-    for home in _HOMES:
-        mod = _importlib.import_module(home)
-        if hasattr(mod, name):
-            return getattr(mod, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
