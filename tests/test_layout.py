@@ -158,3 +158,17 @@ def test_files_stay_readable():
         if n > limit:
             over.append(f"{rel}: {n} lines (limit {limit})")
     assert over == [], "files past their size limit:\n" + "\n".join(over)
+
+
+def test_imports_sit_at_the_top():
+    # an import below a def or class is how an import cycle gets hidden: the module half-exists
+    # when the other side reads it
+    late = []
+    for module, path in MODULES.items():
+        seen_def = False
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                seen_def = True
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and seen_def:
+                late.append(f"{module}:{node.lineno}")
+    assert late == [], "module-level imports below a def or class:\n" + "\n".join(late)

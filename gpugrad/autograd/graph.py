@@ -14,6 +14,11 @@ from typing import NamedTuple
 
 from ..utils.hooks import RemovableHandle
 from . import anomaly
+from .saved_hooks import (  # noqa: F401  (PyTorch keeps them in torch.autograd.graph)
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)
 
 _seq = itertools.count()
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -374,11 +379,3 @@ def get_gradient_edge(tensor) -> GradientEdge:
     from ..ops._op import edge  # layering: a tensor's edge may re-derive a view through an op
     node, nr = edge(tensor)
     return GradientEdge(node, nr)
-
-
-# PyTorch keeps the saved-tensor hooks in torch.autograd.graph
-from .saved_hooks import (  # noqa: E402,F401
-    disable_saved_tensors_hooks,
-    save_on_cpu,
-    saved_tensors_hooks,
-)
