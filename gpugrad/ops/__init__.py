@@ -10,6 +10,8 @@ every declared Tensor method, operator and in-place form on ``Tensor``."""
 import importlib
 import pkgutil
 
+from .. import _exports, storage  # noqa: F401  (storage declares the memory queries)
+from ..tensor import Tensor
 from . import _op
 
 
@@ -26,10 +28,9 @@ REGISTRY = {cls.__name__: cls for m in _family_modules() for cls in m.OPS}
 for _cls in REGISTRY.values():
     _op.specialise_run(_cls)
 
-# modules of Tensor methods that are not ops of a family; then every declared method on Tensor
-from .. import _exports, storage  # noqa: E402,F401  (storage declares the memory queries)
-from ..tensor import Tensor  # noqa: E402
-from . import complex, conversion, creation, fill, layout, random  # noqa: E402,F401
+# the Tensor methods that are not ops of a family, by concept
+from . import complex, conversion, creation, fill, layout, random  # noqa: E402,F401,I001
 
+# every declared method, operator and in-place form, on Tensor
 for _name, _obj in _exports.METHODS.items():
     setattr(Tensor, _name, _obj)
