@@ -8,11 +8,10 @@ import builtins
 import warnings
 
 from . import (
-    _api_more,  # more functions (the names in its __all__) and their Tensor methods
-    _methods,  # noqa: F401  (attaches op methods and operators to Tensor)
-    _methods_extra,  # noqa: F401  (more methods: in-place forms, put_, storage queries ...)
+    _exports,
     autograd,
     linalg,
+    ops,  # noqa: F401  (every op family: declares torch.* names and installs Tensor's methods)
     special,
 )
 from ._backend import device, set_default_device
@@ -30,18 +29,21 @@ from ._creation import (
     arange,
     as_dtype,
     as_tensor,
+    asarray,
     bernoulli,
     bool,
     default_generator,
     double,
     empty,
     empty_like,
+    empty_strided,
     eye,
     float,
     float16,
     float32,
     float64,
     from_numpy,
+    frombuffer,
     full,
     full_like,
     get_default_dtype,
@@ -66,6 +68,8 @@ from ._creation import (
     randn,
     randn_like,
     randperm,
+    range,
+    scalar_tensor,
     seed,
     set_default_dtype,
     short,
@@ -77,6 +81,13 @@ from ._creation import (
 from ._dlpack import from_dlpack
 from ._dtype_info import can_cast, finfo, iinfo, is_complex, promote_types, result_type
 from ._format import set_printoptions
+from ._memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from ._runtime import (
     are_deterministic_algorithms_enabled,
     compile,
@@ -100,6 +111,13 @@ from ._runtime import (
     use_deterministic_algorithms,
     vmap,
 )
+from ._windows import (
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd import (
     enable_grad,
@@ -109,208 +127,6 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
-from .ops.creation import logspace
-from .ops.indexing.gather import gather, index_select, nonzero, take
-from .ops.indexing.getitem import select
-from .ops.indexing.masked import masked_fill, masked_select
-from .ops.indexing.scatter import (
-    index_add,
-    index_copy,
-    index_fill,
-    scatter,
-    scatter_add,
-    scatter_reduce,
-    take_along_dim,
-)
-from .ops.linalg.einsum import einsum
-from .ops.linalg.legacy import chain_matmul, cholesky, matrix_exp
-from .ops.linalg.norms import cdist
-from .ops.linalg.products import (
-    addmm,
-    addmv,
-    baddbmm,
-    bmm,
-    cross,
-    dot,
-    kron,
-    matmul,
-    matrix_power,
-    mm,
-    mv,
-    outer,
-    tensordot,
-    vdot,
-)
-from .ops.linalg.solvers import det, inverse, logdet, slogdet
-from .ops.nn.activation import relu, sigmoid
-from .ops.pointwise.arithmetic import (
-    add,
-    addcdiv,
-    addcmul,
-    div,
-    divide,
-    float_power,
-    floor_divide,
-    fmod,
-    lerp,
-    mul,
-    multiply,
-    neg,
-    negative,
-    pow,
-    reciprocal,
-    remainder,
-    rsub,
-    square,
-    sub,
-    subtract,
-    true_divide,
-)
-from .ops.pointwise.binary import arctan2, atan2, hypot, logaddexp, xlogy
-from .ops.pointwise.bitwise import (
-    bitwise_and,
-    bitwise_left_shift,
-    bitwise_not,
-    bitwise_or,
-    bitwise_right_shift,
-    bitwise_xor,
-)
-from .ops.pointwise.comparison import isclose
-from .ops.pointwise.minmax import (
-    clamp,
-    clamp_max,
-    clamp_min,
-    clip,
-    fmax,
-    fmin,
-    maximum,
-    minimum,
-    where,
-)
-from .ops.pointwise.unary import (
-    abs,
-    absolute,
-    acos,
-    arccos,
-    arcsin,
-    arctan,
-    asin,
-    atan,
-    ceil,
-    cos,
-    cosh,
-    erf,
-    exp,
-    expm1,
-    fix,
-    floor,
-    frac,
-    log,
-    log1p,
-    log2,
-    log10,
-    nan_to_num,
-    round,
-    rsqrt,
-    sgn,
-    sign,
-    sin,
-    sinh,
-    sqrt,
-    tan,
-    tanh,
-    trunc,
-)
-from .ops.random import poisson
-from .ops.reduction.calculus import diff
-from .ops.reduction.extrema import (
-    amax,
-    amin,
-    aminmax,
-    argmax,
-    argmin,
-    kthvalue,
-    max,
-    median,
-    min,
-    mode,
-    nanmedian,
-    nanquantile,
-    quantile,
-)
-from .ops.reduction.histogram import bincount, histc
-from .ops.reduction.reduce import (
-    corrcoef,
-    count_nonzero,
-    cov,
-    logsumexp,
-    mean,
-    nanmean,
-    nansum,
-    norm,
-    prod,
-    std,
-    std_mean,
-    sum,
-    var,
-    var_mean,
-)
-from .ops.reduction.scan import cummax, cummin, cumprod, cumsum, logcumsumexp
-from .ops.reduction.softmax import log_softmax as _log_softmax
-from .ops.reduction.softmax import softmax as _softmax
-from .ops.reduction.sorting import (
-    argsort,
-    bucketize,
-    searchsorted,
-    sort,
-    topk,
-    unique,
-    unique_consecutive,
-)
-from .ops.shape.diagonal import diag, diag_embed, trace
-from .ops.shape.flip import flip, fliplr, flipud, roll, rot90
-from .ops.shape.joining import cat, chunk, concat, concatenate, split, stack, tensor_split, unbind
-from .ops.shape.repeat import repeat_interleave, tile
-from .ops.shape.stacking import (
-    atleast_1d,
-    atleast_2d,
-    atleast_3d,
-    block_diag,
-    broadcast_tensors,
-    cartesian_prod,
-    column_stack,
-    combinations,
-    dstack,
-    hstack,
-    meshgrid,
-    row_stack,
-    vstack,
-)
-from .ops.shape.triangular import tril, triu
-from .ops.shape.views import (
-    broadcast_shapes,
-    broadcast_to,
-    clone,
-    diagonal,
-    flatten,
-    moveaxis,
-    movedim,
-    narrow,
-    permute,
-    ravel,
-    reshape,
-    squeeze,
-    swapaxes,
-    swapdims,
-    t,
-    transpose,
-    unflatten,
-    unsqueeze,
-)
-from .ops.special.bessel import i0
-from .ops.special.error import erfc, erfinv
-from .ops.special.gamma import digamma, lgamma, mvlgamma, polygamma
-from .ops.special.logarithmic import logit, sinc, xlog1py
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor
 
@@ -321,9 +137,8 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gpugrad(\.|$
 
 __version__ = "0.1.0"
 
-softmax = _softmax
-log_softmax = _log_softmax
-globals().update({name: getattr(_api_more, name) for name in _api_more.__all__})
+# torch.<name> of every op, declared next to it (gpugrad/_exports.py)
+globals().update(_exports.TORCH)
 dtype = type(float32)
 
 

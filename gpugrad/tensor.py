@@ -1,7 +1,7 @@
 """``Tensor``: an array (numpy or CuPy) plus what autograd needs to know about it.
 
 Only graph state lives here; every computation is an op in ``gpugrad.ops`` (the methods that
-call ops are attached in ``gpugrad/_methods.py``).
+call ops are declared next to them, ``gpugrad/_exports.py``, and installed by ``gpugrad.ops``).
 """
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ are named by the concept they hold, and no file outgrows a readable size.
 Layers, lowest first (a module may import its own layer and the layers below it):
 
 0 backend      the array module, the CUDA runtime, kernels, grad-mode state, hook handles
-1 tensor       Tensor, dtype promotion, storage, creation, printing, devices and generators
+1 tensor       Tensor, dtype promotion, storage, creation, printing, devices and generators, the
+               registry of public names (_exports)
 2 autograd     the graph, the engine, saved-tensor hooks, anomaly mode, backward fusion
 3 ops          every differentiable op, the in-place machinery, Tensor's methods, linalg, special
 4 autograd API custom Functions, forward AD, functional transforms, gradcheck, func, amp, the
@@ -32,13 +33,12 @@ LAYERS = [
                  "gpugrad.utils.hooks", "gpugrad.autograd.grad_mode")),
     ("tensor", ("gpugrad.tensor", "gpugrad._promotion", "gpugrad.storage", "gpugrad._creation",
                 "gpugrad._format", "gpugrad._dlpack", "gpugrad._dtype_info", "gpugrad._windows",
-                "gpugrad._memory_format", "gpugrad.cuda", "gpugrad.amp._state")),
+                "gpugrad._memory_format", "gpugrad.cuda", "gpugrad.amp._state",
+                "gpugrad._exports")),
     ("autograd", ("gpugrad.autograd.graph", "gpugrad.autograd.engine",
                   "gpugrad.autograd.anomaly", "gpugrad.autograd.saved_hooks",
                   "gpugrad.autograd.fusion", "gpugrad.autograd._trace")),
-    ("ops", ("gpugrad.ops", "gpugrad.tensor_inplace", "gpugrad._methods",
-             "gpugrad._methods_extra", "gpugrad._methods_more", "gpugrad._api_more",
-             "gpugrad.linalg", "gpugrad.special")),
+    ("ops", ("gpugrad.ops", "gpugrad.tensor_inplace", "gpugrad.linalg", "gpugrad.special")),
     ("autograd API", ("gpugrad.autograd", "gpugrad.func", "gpugrad.amp", "gpugrad._runtime")),
     ("functional", ("gpugrad.nn.functional",)),
     ("nn / optim", ("gpugrad.nn", "gpugrad.optim")),
@@ -49,11 +49,6 @@ LAYERS = [
 ]
 
 BAD_NAME = re.compile(r"(^|_)(more|extra|misc|remaining|last|new|compat)(_|$)")
-# Known debt, each with what removes it. The Tensor-method installers and the top-level name
-# collector go when every op declares its torch.* name, Tensor method and in-place form next to
-# its class (docs/architecture.md, "Adding an op"); until then they keep their names rather than
-# take names that would claim a concept they do not hold.
-NAMING_DEBT = {"gpugrad/_methods_extra.py", "gpugrad/_methods_more.py", "gpugrad/_api_more.py"}
 MAX_LINES = 1000
 BUDGETS = {"gpugrad/autograd/engine.py": 200}   # the engine stays readable in one sitting
 REASON = re.compile(r"#\s*layering:\s*\S")
@@ -145,8 +140,7 @@ def test_files_are_named_by_concept():
     bad = [p.relative_to(ROOT).as_posix()
            for top in ("gpugrad", "tests")
            for p in (ROOT / top).rglob("*.py") if BAD_NAME.search(p.stem.lower())]
-    assert sorted(set(bad) - NAMING_DEBT) == [], f"files named by a batch, not a concept: {bad}"
-    assert NAMING_DEBT <= set(bad), "a file of NAMING_DEBT is gone: take it off the list"
+    assert bad == [], f"files named by a batch, not a concept: {bad}"
 
 
 def test_files_stay_readable():

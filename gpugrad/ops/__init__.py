@@ -1,10 +1,17 @@
 """Every differentiable op, one class each (see ``_op.Op``), in family packages: ``pointwise``,
 ``reduction``, ``shape``, ``indexing``, ``linalg``, ``special`` and ``nn``. Each module of a
 family lists its op classes in ``OPS``; ``REGISTRY`` collects them by looping over the families,
-so a new module or op needs no entry here."""
+so a new module or op needs no entry here.
+
+Each module also declares its public names next to its functions (``gpugrad/_exports.py``):
+once every family and the method modules beside them (conversion, creation, fills, random
+fills, complex numbers, layout queries, storage) are imported, the loop at the end installs
+every declared Tensor method, operator and in-place form on ``Tensor``."""
 import importlib
 import pkgutil
 
+from .. import _exports, storage  # noqa: F401  (storage declares the memory queries)
+from ..tensor import Tensor
 from . import _op
 
 
@@ -20,3 +27,10 @@ REGISTRY = {cls.__name__: cls for m in _family_modules() for cls in m.OPS}
 
 for _cls in REGISTRY.values():
     _op.specialise_run(_cls)
+
+# the Tensor methods that are not ops of a family, by concept
+from . import complex, conversion, creation, fill, layout, random  # noqa: E402,F401,I001
+
+# every declared method, operator and in-place form, on Tensor
+for _name, _obj in _exports.METHODS.items():
+    setattr(Tensor, _name, _obj)

@@ -1,10 +1,14 @@
 """In-place random sampling: bernoulli_, exponential_, random_; and poisson."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._backend import xp_of
+from .._exports import export, tensor_method
 from ..tensor import Tensor
+from ..tensor_inplace import inplace
 
 
 def _random_fill(self, sample, generator):
@@ -21,6 +25,7 @@ def _uniform(shape, device, generator):
     return rand(shape, dtype=np.float64, device=device, generator=generator)
 
 
+@tensor_method("bernoulli_")
 def bernoulli_(self, p=0.5, *, generator=None):
     def sample(s, dev, g):
         q = p.to(dev).double() if isinstance(p, Tensor) else p
@@ -28,11 +33,13 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return _random_fill(self, sample, generator)
 
 
+@tensor_method("exponential_")
 def exponential_(self, lambd=1.0, *, generator=None):
     from .pointwise.unary import log
     return _random_fill(self, lambda s, d, g: -log(1 - _uniform(s, d, g)) / lambd, generator)
 
 
+@tensor_method("random_")
 def random_(self, from_=0, to=None, *, generator=None):
     if to is None:
         if from_ == 0 or self.dtype.kind == "f":
@@ -47,6 +54,7 @@ def random_(self, from_=0, to=None, *, generator=None):
                         generator)
 
 
+@export("poisson")
 def poisson(input, generator=None):
     """A Poisson draw with rate ``input`` per entry, in input's dtype."""
     from .._creation import default_generator
@@ -58,3 +66,56 @@ def poisson(input, generator=None):
 
 
 OPS: list = []
+
+
+# -- Tensor methods: more random fills, and sampling from the tensor ------------------------------
+@tensor_method("normal_")
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    from .._creation import randn
+    z = randn(self._data.shape, dtype=self._data.dtype, device=self.device, generator=generator)
+    return inplace(self, lambda t: t * 0 + (z * std + mean), raw=lambda a: a.__setitem__(
+        Ellipsis, z._data * a.dtype.type(std) + a.dtype.type(mean)))
+
+
+@tensor_method("uniform_")
+def _uniform_(self, a=0.0, b=1.0, *, generator=None):
+    from .._creation import rand
+    u = rand(self._data.shape, dtype=self._data.dtype, device=self.device, generator=generator)
+    return inplace(self, lambda t: t * 0 + (u * (b - a) + a), raw=lambda x: x.__setitem__(
+        Ellipsis, u._data * x.dtype.type(b - a) + x.dtype.type(a)))
+
+
+@tensor_method("geometric_")
+def _geometric_(self, p, *, generator=None):
+    from .pointwise import unary as un
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    # the number of Bernoulli(p) trials up to the first success: ceil(log(u) / log(1 - p))
+    return _random_fill(self, lambda s, d, g: (un.log(1 - _uniform(s, d, g)) / math.log1p(-p))
+                        .ceil().clamp(min=1), generator)
+
+
+@tensor_method("cauchy_")
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    from .pointwise import unary as un
+    return _random_fill(self, lambda s, d, g: median + sigma * un.tan(
+        math.pi * (_uniform(s, d, g) - 0.5)), generator)
+
+
+@tensor_method("log_normal_")
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    from .._creation import randn
+    from .pointwise import unary as un
+    return _random_fill(self, lambda s, d, g: un.exp(
+        randn(s, dtype=np.float64, device=d, generator=g) * std + mean), generator)
+
+
+def _creation_fn(name):
+    from .. import _creation
+    return getattr(_creation, name)
+
+
+tensor_method("bernoulli")(lambda s, p=None, *, generator=None: _creation_fn("bernoulli")(
+    s, p, generator=generator))
+tensor_method("multinomial")(lambda s, n, replacement=False, *, generator=None: _creation_fn(
+    "multinomial")(s, n, replacement, generator=generator))

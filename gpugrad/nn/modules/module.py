@@ -454,7 +454,7 @@ class Module(StateDictMixin):
     def to(self, *args, **kwargs):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: moves and casts
         parameters and buffers in place (only floating-point ones change dtype)."""
-        from ..._methods import to_args
+        from ...ops.conversion import to_args
         device, dtype = to_args(args, kwargs)
         if dtype is not None and dtype.kind not in "fc":
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got "

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export
 from ...tensor import Tensor, scalar_name
 from .._op import Op
 
@@ -66,6 +67,7 @@ def _index(index, fn, kinds="int32/int64"):
     return a
 
 
+@export("gather", method=True)
 def gather(input, dim, index, *, sparse_grad=False):
     a = _index(index, "gather")
     dim = input._dim(dim)
@@ -80,6 +82,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     return GatherBackward0.apply(input, dim=dim, index=a)
 
 
+@export("index_select", method=True)
 def index_select(input, dim, index):
     a = _index(index, "index_select", "int32 or int64")
     if a.ndim > 1:
@@ -91,6 +94,7 @@ def index_select(input, dim, index):
 
 
 # -- not differentiable ------------------------------------------------------------------------
+@export("nonzero", "argwhere", method=True)
 def nonzero(input, *, as_tuple=False):
     a = input._data
     xp = xp_of(a)
@@ -104,6 +108,7 @@ def _raw(a):
     return a._data if isinstance(a, Tensor) else a
 
 
+@export("take", method=True)
 def take(input, index):
     """input read as a flat vector at ``index`` (negative positions count from the end)."""
     from ..shape.views import reshape
@@ -123,6 +128,7 @@ def take(input, index):
 argwhere = nonzero
 
 
+@export("unravel_index")
 def unravel_index(indices, shape):
     """Flat indices into a tensor of ``shape`` as a tuple of coordinate tensors. As PyTorch,
     indices are taken modulo the number of elements (so -1 is the last one)."""

@@ -10,9 +10,11 @@ import numpy as np
 
 from ... import _backend
 from ..._backend import xp_of
+from ..._exports import export, method_as_function, tensor_method
 from ...autograd.grad_mode import state as grad_state
 from ...autograd.graph import Node, new_node
 from ...tensor import Tensor, _wrap_grad
+from ...tensor_inplace import inplace
 from .._op import Op, unbroadcast
 from ..shape.views import AliasBackward0, _as_view, _view_op
 
@@ -369,6 +371,7 @@ def _check_zero_dim(index):
                          if i == 0 else f"index {i} is out of bounds for dimension 0 with size 0")
 
 
+@tensor_method("__getitem__")
 def getitem(x, index):
     if not x._data.ndim:
         _check_zero_dim(index)
@@ -398,6 +401,7 @@ def getitem(x, index):
     return IndexBackward0.apply(x, index=idx)
 
 
+@tensor_method("__setitem__")
 def setitem(x, index, value):
     if not x._data.ndim:
         _check_zero_dim(index)
@@ -413,6 +417,7 @@ def setitem(x, index, value):
             raw=lambda a, v: a.__setitem__(idx, v))
 
 
+@export("select", method=True)
 def select(input, dim, index):
     d = input._dim(dim)
     n = input.shape[d]
@@ -422,6 +427,7 @@ def select(input, dim, index):
     return getitem(input, (slice(None),) * d + (int(index),))
 
 
+@export("as_strided", method=True)
 def as_strided(input, size, stride, storage_offset=None):
     """The entries at storage_offset + sum_i k_i * stride[i] of the input's elements (taken in
     row-major order), as a tensor of ``size``. Differentiable (overlapping entries add their
@@ -457,3 +463,87 @@ def as_strided(input, size, stride, storage_offset=None):
 
 OPS = [SliceBackward0, SelectBackward0, IndexBackward0, IndexPutBackward0, CopySlices,
        AsStridedBackward0, ViewCopySlices]
+
+
+# -- Tensor methods: writes at flat positions and at index arrays ---------------------------------
+@tensor_method("put")
+def _put(self, index, source, accumulate=False):
+    """self with source written (added, for accumulate) at flat positions index."""
+    n = self.numel()
+    a = index._data.reshape(-1)
+    src = source.reshape(-1).to(self.dtype)
+    if src.numel() != a.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {src.numel()}, index.numel() = "
+                         f"{a.size}")
+    bad = (a < -n) | (a >= n)
+    if bool(bad.any()):
+        raise IndexError(f"out of range: tried to access index {int(a[bad][0])} on a tensor of "
+                         f"{n} elements.")
+    xp = _backend.xp_of(a)
+    a = xp.where(a < 0, a + n, a)
+    flat = self.reshape(-1)
+    if accumulate:
+        y = flat + IndexPutBackward0.apply(src, shape=(n,), index=(a,))
+    else:
+        y = CopySlices.apply(flat, src, index=(a,))
+    return y.reshape(self.shape)
+
+
+def _index_arrays(self, indices):
+    """``indices`` (tensors, None for a full dim) as an array index, bool masks expanded to
+    their positions, bounds checked with PyTorch's message."""
+    xp = _backend.xp_of(self._data)
+    out, d = [], 0
+    for i in indices:
+        if i is None:
+            out.append(slice(None))
+            d += 1
+            continue
+        a = xp.asarray(i._data if isinstance(i, Tensor) else i)
+        if a.dtype.kind == "b":
+            out.extend(a.nonzero())
+            d += a.ndim
+            continue
+        if a.dtype.kind not in "iu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        size = self.shape[d]
+        bad = (a < -size) | (a >= size)
+        if bool(bad.any()):
+            raise IndexError(f"index {int(a[bad].ravel()[0])} is out of bounds for dimension {d} "
+                             f"with size {size}")
+        out.append(xp.where(a < 0, a + size, a))
+        d += 1
+    return tuple(out)
+
+
+@tensor_method("index_put")
+def _index_put(self, indices, values, accumulate=False):
+    """self with values written (added, for accumulate: repeated positions add up) at
+    self[indices]."""
+    idx = _index_arrays(self, tuple(indices))
+    if not isinstance(values, Tensor):
+        values = Tensor._make(_backend.xp_of(self._data).asarray(values, dtype=self.dtype))
+    values = values.to(self.dtype)
+    if not accumulate:
+        return CopySlices.apply(self, values, index=idx)
+    shape = self._data[idx].shape
+    v = values.expand(*shape) if tuple(values.shape) != shape else values
+    return self + IndexPutBackward0.apply(v, shape=tuple(self.shape), index=idx)
+
+
+tensor_method("put_")(lambda s, index, source, accumulate=False: inplace(
+    s, lambda t, v: _put(t, index, v, accumulate), source))
+tensor_method("index_put_")(lambda s, indices, values, accumulate=False: inplace(
+    s, lambda t, v: _index_put(t, indices, v, accumulate), values))
+method_as_function("index_put_")
+
+
+@export("put")
+def put(input, index, source, accumulate=False):
+    return input.put(index, source, accumulate)
+
+
+@export("index_put")
+def index_put(input, indices, values, accumulate=False):
+    return input.index_put(indices, values, accumulate)

@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export, tensor_method
 from ...tensor import Tensor, scalar_name
+from ...tensor_inplace import inplace
 from .._op import Op, broadcast_error, unbroadcast
 from ..shape.triangular import _kind
 from .gather import _data
@@ -48,6 +50,7 @@ class MaskedFillBackward1(Op):
         return gx, gv
 
 
+@export("masked_fill", method=True)
 def masked_fill(input, mask, value):
     m = _data(mask)
     if m.dtype.kind != "b":
@@ -81,6 +84,7 @@ class MaskedSelectBackward0(Op):
         return unbroadcast(F, F.index_add(self.full, self.where, gy), self.shape)
 
 
+@export("masked_select", method=True)
 def masked_select(input, mask):
     m = _data(mask)
     if m.dtype.kind != "b":
@@ -88,6 +92,7 @@ def masked_select(input, mask):
     return MaskedSelectBackward0.apply(input, mask=m)
 
 
+@export("masked_scatter", method=True)
 def masked_scatter(input, mask, source):
     """input with the entries where mask is True replaced by source's first entries, in
     row-major order"""
@@ -109,3 +114,10 @@ def masked_scatter(input, mask, source):
 
 
 OPS = [MaskedFillBackward0, MaskedFillBackward1, MaskedSelectBackward0]
+
+
+# -- Tensor methods: in-place forms ---------------------------------------------------------------
+tensor_method("masked_fill_")(lambda s, mask, value: inplace(
+    s, lambda t: masked_fill(t, mask, value)))
+tensor_method("masked_scatter_")(lambda s, mask, source: inplace(
+    s, lambda t, v: masked_scatter(t, mask, v), source))

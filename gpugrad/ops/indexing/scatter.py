@@ -13,7 +13,9 @@ import warnings
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export, tensor_method
 from ...tensor import Tensor, scalar_name
+from ...tensor_inplace import inplace
 from .._op import Op, _device_error
 from .gather import _along, _data
 from .getitem import CopySlices
@@ -350,6 +352,7 @@ def _kind(t):
 
 
 # -- public functions ---------------------------------------------------------------------------
+@export("scatter", method=True)
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if src is None:
         src = value
@@ -370,12 +373,14 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     return ScatterBackward1.apply(input, dim=dim, index=a, value=src)
 
 
+@export("scatter_add", method=True)
 def scatter_add(input, dim, index, src):
     dim = input._dim(dim)
     a = _scatter_index(input, dim, index, src)
     return ScatterAddBackward0.apply(input, src, dim=dim, index=a)
 
 
+@export("scatter_reduce", method=True)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in _UFUNC:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
@@ -386,6 +391,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
                                         include_self=include_self)
 
 
+@export("index_add", method=True)
 def index_add(input, dim, index, source, *, alpha=1):
     dim = input._dim(dim)
     a = _data(index)
@@ -409,6 +415,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return IndexAddBackward0.apply(input, source, dim=dim, index=a, alpha=alpha)
 
 
+@export("index_fill", method=True)
 def index_fill(input, dim, index, value):
     dim = input._dim(dim)
     a = _data(index)
@@ -427,6 +434,7 @@ def index_fill(input, dim, index, value):
     return IndexFillBackward0.apply(input, dim=dim, index=a, value=value)
 
 
+@export("index_copy", method=True)
 def index_copy(input, dim, index, source):
     dim = input._dim(dim)
     a = _data(index)
@@ -459,6 +467,7 @@ def index_copy(input, dim, index, source):
     return IndexCopyBackward0.apply(input, source, dim=dim, index=a)
 
 
+@export("take_along_dim", method=True)
 def take_along_dim(input, indices, dim=None):
     from ..shape.views import expand, reshape
     from .gather import gather
@@ -495,6 +504,7 @@ def _scatter_into(input, src, index, slice_shape):
     return CopySlices.apply(input, src, index=index)
 
 
+@export("select_scatter", method=True)
 def select_scatter(input, src, dim, index):
     """input with input.select(dim, index) replaced by src"""
     d = input._dim(dim)
@@ -502,6 +512,7 @@ def select_scatter(input, src, dim, index):
     return _scatter_into(input, src, (slice(None),) * d + (index,), part.shape)
 
 
+@export("slice_scatter", method=True)
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """input with input[..., start:end:step, ...] (along dim) replaced by src"""
     d = input._dim(dim)
@@ -509,6 +520,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     return _scatter_into(input, src, idx, input._data[idx].shape)
 
 
+@export("diagonal_scatter", method=True)
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """input with input.diagonal(offset, dim1, dim2) replaced by src"""
     part = input.diagonal(offset, dim1, dim2)
@@ -522,6 +534,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 _INDEX_REDUCE = ("prod", "mean", "amax", "amin")
 
 
+@export("index_reduce", method=True)
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """input with source's slices reduced (prod, mean, amax or amin) into the slices of input
     that index names along dim; include_self=False leaves input's own values out of the slices
@@ -546,3 +559,30 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 
 OPS = [ScatterBackward0, ScatterBackward1, ScatterAddBackward0, ScatterReduceBackward0,
        IndexAddBackward0, IndexFillBackward0, IndexFillBackward1, IndexCopyBackward0]
+
+
+# -- Tensor methods: the in-place forms (the op out of place, then written) -----------------------
+@tensor_method("scatter_")
+def scatter_(s, dim, index, src=None, value=None, *, reduce=None):
+    return inplace(s, lambda t, v: scatter(t, dim, index, v, reduce=reduce),
+                   value if src is None else src)
+
+
+@tensor_method("index_fill_")
+def index_fill_(s, dim, index, value):
+    return inplace(s, lambda t, v: index_fill(t, dim, index, v), value)
+
+
+tensor_method("scatter_add_")(lambda s, dim, index, src: inplace(
+    s, lambda t, v: scatter_add(t, dim, index, v), src))
+tensor_method("scatter_reduce_")(lambda s, dim, index, src, reduce, *, include_self=True: inplace(
+    s, lambda t, v: scatter_reduce(t, dim, index, v, reduce, include_self=include_self),
+    src))
+tensor_method("index_add_")(lambda s, dim, index, source, *, alpha=1: inplace(
+    s, lambda t, v: index_add(t, dim, index, v, alpha=alpha), source))
+tensor_method("index_copy_")(lambda s, dim, index, source: inplace(
+    s, lambda t, v: index_copy(t, dim, index, v), source))
+tensor_method("index_reduce_")(
+    lambda s, dim, index, source, reduce, *, include_self=True: inplace(
+        s, lambda t, v: index_reduce(t, dim, index, v, reduce, include_self=include_self),
+        source))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import string
 
+from ..._exports import export
 from ..reduction import reduce
 from ..shape import views as shape
 from . import products as linalg
@@ -93,6 +94,7 @@ def _fit(t, full):
     return t if tuple(t.shape) == tuple(full) else shape.expand(t, *full)
 
 
+@export("einsum")
 def einsum(equation, *operands):
     """Sum of products over the letters of ``equation`` (numpy/PyTorch notation, with '...'
     and the implicit output of letters used once)."""

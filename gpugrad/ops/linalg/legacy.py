@@ -12,15 +12,18 @@ import warnings
 from collections import namedtuple
 
 from ..._backend import xp_of
+from ..._exports import export
 from ...tensor import Tensor
 
 
+@export("cholesky", method=True)
 def cholesky(input, upper=False):
     """L with A = L L^T (U with A = U^T U for upper=True), as ``linalg.cholesky``."""
     from .decompositions import cholesky as linalg_cholesky
     return linalg_cholesky(input, upper=upper)
 
 
+@export("chain_matmul")
 def chain_matmul(*matrices, out=None):
     from .products import multi_dot
     warnings.warn("gpugrad.chain_matmul is deprecated and will be removed in a future release. "
@@ -34,6 +37,7 @@ def chain_matmul(*matrices, out=None):
 _TAYLOR_TERMS = 18   # 0.5^18 / 18! < 1e-21: float64-exact once the norm is at most 1/2
 
 
+@export("matrix_exp", method=True)
 def matrix_exp(A):
     """exp(A) = sum_k A^k / k!, by scaling and squaring: exp(A) = exp(A / 2^s)^(2^s) with s
     chosen so that the 1-norm of A / 2^s is at most 1/2, and the Taylor series of that (Horner
@@ -80,6 +84,7 @@ def _deprecated(name, message):
         warnings.warn(message, UserWarning, stacklevel=3)
 
 
+@export("qr", method=True)
 def qr(input, some=True):
     from .decompositions import qr as linalg_qr
     _deprecated("qr", "gpugrad.qr is deprecated in favor of gpugrad.linalg.qr and will be "
@@ -89,6 +94,7 @@ def qr(input, some=True):
     return QrResult(*linalg_qr(input, "reduced" if some else "complete"))
 
 
+@export("svd", method=True)
 def svd(input, some=True, compute_uv=True):
     """(U, S, V) with input = U diag(S) V^T (V, not Vh); without compute_uv, U and V are zero
     m x m and n x n matrices, as PyTorch returns them."""
@@ -103,11 +109,13 @@ def svd(input, some=True, compute_uv=True):
     return SvdResult(u, s, vh.mT)
 
 
+@export("pinverse", method=True)
 def pinverse(input, rcond=1e-15):
     from .decompositions import pinv
     return pinv(input, rtol=rcond)
 
 
+@export("lu", method=True)
 def lu(A, pivot=True, get_infos=False):
     """(LU, pivots), and info with get_infos=True: ``linalg.lu_factor_ex``."""
     from .triangular import lu_factor_ex
@@ -117,11 +125,13 @@ def lu(A, pivot=True, get_infos=False):
     return LuWithInfoResult(lu_, pivots, info) if get_infos else (lu_, pivots)
 
 
+@export("lu_solve", method=True)
 def lu_solve(b, LU_data, LU_pivots):  # noqa: N803
     from .triangular import lu_solve as linalg_lu_solve
     return linalg_lu_solve(LU_data, LU_pivots, b)
 
 
+@export("lu_unpack")
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):  # noqa: N803
     """(P, L, U) from the packed output of lu_factor (empty tensors for what is not unpacked)."""
     from .. import tensor_ns
@@ -135,6 +145,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):  # noqa
     return LuUnpackResult(p, low, up)
 
 
+@export("triangular_solve", method=True)
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """(X, A) with op(A) X = b, op(A) = A^T for transpose=True."""
     from .triangular import solve_triangular
@@ -159,6 +170,7 @@ def _factor_checks(fn, L):
                            f"{scalar_name(L.dtype).capitalize()}")
 
 
+@export("cholesky_solve", method=True)
 def cholesky_solve(B, L, upper=False):
     """X with A X = B for A = L L^T (A = U^T U for upper=True): two triangular solves."""
     from .triangular import solve_triangular
@@ -171,6 +183,7 @@ def cholesky_solve(B, L, upper=False):
     return solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
 
 
+@export("cholesky_inverse", method=True)
 def cholesky_inverse(L, upper=False):
     """A^-1 for A = L L^T (A = U^T U for upper=True)."""
     _factor_checks("cholesky_inverse", L)
@@ -179,6 +192,7 @@ def cholesky_inverse(L, upper=False):
     return cholesky_solve(eye, L, upper)
 
 
+@export("lstsq")
 def lstsq(input, A, *, out=None):
     raise RuntimeError(
         "This function was deprecated since version 1.9 and is now removed. `gpugrad.lstsq` is "
@@ -193,6 +207,7 @@ def lstsq(input, A, *, out=None):
         "gpugrad.linalg.lstsq(A, B).solution")
 
 
+@export("matrix_rank")
 def matrix_rank(input, tol=None, symmetric=False, *, out=None):
     raise RuntimeError(
         "This function was deprecated since version 1.9 and is now removed.\nPlease use the "

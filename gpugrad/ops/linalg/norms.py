@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 
+from ..._exports import export, tensor_method
 from ...tensor import Tensor, scalar_name
+from ...tensor_inplace import inplace
 from .._op import Op
 from .decompositions import svd
 from .solvers import inv_ex
@@ -120,6 +122,7 @@ def _kind_name(dtype):
 
 
 # -- distances ------------------------------------------------------------------------------------
+@export("cdist")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """d[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p, from the differences (exact for every
     p; the gradient at a zero distance is 0, as PyTorch's)."""
@@ -138,6 +141,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return vector_norm(diff, p, -1)
 
 
+@export("dist", method=True)
 def dist(input, other, p=2):
     """||input - other||_p over all entries"""
     return vector_norm(input - other, p)
@@ -169,3 +173,30 @@ def cond(A, p=None):
 
 
 OPS = [LinalgSvdBackward0]
+
+
+# -- Tensor methods -------------------------------------------------------------------------------
+@tensor_method("renorm")
+def _renorm(self, p, dim, maxnorm):
+    """Each slice along dim whose p-norm exceeds maxnorm, scaled to norm maxnorm."""
+    from ..pointwise import minmax
+    if self.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.ndim} "
+                           f"dimensions")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    d = self._dim(dim)
+    norms = vector_norm(self, p, [i for i in range(self.ndim) if i != d], keepdim=True)
+    factor = minmax.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    return self * factor
+
+
+tensor_method("renorm_")(
+    lambda s, p, dim, maxnorm: inplace(s, lambda t: _renorm(t, p, dim, maxnorm)))
+
+
+@export("renorm")
+def renorm(input, p, dim, maxnorm):
+    return input.renorm(p, dim, maxnorm)

@@ -10,9 +10,11 @@ import warnings
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export, method_as_function, tensor_method
 from ...amp._state import lower as _lower
 from ...amp._state import state as _amp
 from ...tensor import Tensor, scalar_name
+from ...tensor_inplace import inplace
 from .._op import Op, broadcast_error
 from .solvers import inv
 
@@ -194,6 +196,7 @@ class AddmmBackward0(Op):
         return RuntimeError(str(e))
 
 
+@export("matmul", method=True)
 def matmul(input, other):
     if _amp.active:
         input, other = _lower(input, other)
@@ -230,6 +233,7 @@ def _fold_batch(input, matrix_op, cols):
     return UnsafeViewBackward0.apply(y, shape=tuple(lead) + (cols,))
 
 
+@export("mm", method=True)
 def mm(input, mat2):
     if _amp.active:
         input, mat2 = _lower(input, mat2)
@@ -238,6 +242,7 @@ def mm(input, mat2):
     return MmBackward0.apply(input, mat2)
 
 
+@export("mv", method=True)
 def mv(input, vec):
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
@@ -246,6 +251,7 @@ def mv(input, vec):
     return MvBackward0.apply(input, vec)
 
 
+@export("dot", method=True)
 def dot(input, other):
     if _amp.active:
         input, other = _lower(input, other)
@@ -254,6 +260,7 @@ def dot(input, other):
     return DotBackward0.apply(input, other)
 
 
+@export("bmm", method=True)
 def bmm(input, mat2):
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -268,6 +275,7 @@ def bmm(input, mat2):
     return BmmBackward0.apply(input, mat2)
 
 
+@export("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if _amp.active:
         input, mat1, mat2 = _lower(input, mat1, mat2)
@@ -292,6 +300,7 @@ def linear(input, weight, bias=None):
     return y + bias if bias is not None else y
 
 
+@export("outer", "ger", method=True)
 def outer(input, vec2):
     from ..shape.views import reshape
     for name, v in (("self", input), ("vec2", vec2)):
@@ -303,6 +312,7 @@ def outer(input, vec2):
 ger = outer
 
 
+@export("inner", method=True)
 def inner(input, other):
     """sum over the last dims: out[i..., j...] = sum_k a[i..., k] b[j..., k]"""
     if input.ndim == 0 or other.ndim == 0:
@@ -313,6 +323,7 @@ def inner(input, other):
     return tensordot(input, other, dims=([-1], [-1]))
 
 
+@export("addbmm", method=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * sum_b batch1[b] @ batch2[b]   (beta = 0 ignores input, nan and
     all)"""
@@ -322,6 +333,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
+@export("addr", method=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """beta * input + alpha * outer(vec1, vec2)"""
     for name, v in (("vec1", vec1), ("vec2", vec2)):
@@ -339,6 +351,7 @@ def _add_scaled(input, y, beta, alpha):
 
 
 # -- tensordot ----------------------------------------------------------------------------------
+@export("tensordot")
 def tensordot(a, b, dims=2, out=None):
     """sum over the paired dims of a and b: a's other dims, then b's other dims."""
     if isinstance(dims, Tensor):
@@ -402,6 +415,7 @@ def linalg_cross(input, other, *, dim=-1):
     return LinalgCrossBackward0.apply(input, other, dim=axis)
 
 
+@export("cross")
 def cross(input, other, dim=None):
     if dim is None:
         warnings.warn("Using gpugrad.cross without specifying the dim arg is deprecated. Please "
@@ -413,6 +427,7 @@ def cross(input, other, dim=None):
     return linalg_cross(input, other, dim=dim)
 
 
+@export("matrix_power", method=True)
 def matrix_power(A, n):
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
@@ -438,6 +453,7 @@ def matrix_power(A, n):
     return result
 
 
+@export("kron", method=True)
 def kron(input, other):
     """Kronecker product: a (..., i, ...) x b (..., j, ...) -> (..., i * nj + j, ...)"""
     from ..shape.views import UnsafeViewBackward0
@@ -449,11 +465,13 @@ def kron(input, other):
     return UnsafeViewBackward0.apply(a * b, shape=tuple(p * q for p, q in zip(a_shape, b_shape)))
 
 
+@export("addmv", method=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     y = mv(mat, vec)
     return (input if beta == 1 else input * beta) + (y if alpha == 1 else y * alpha)
 
 
+@export("baddbmm", method=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if batch1.ndim != 3
@@ -478,6 +496,7 @@ def vecdot(x, y, *, dim=-1):
     return sum_(x * y, dim)
 
 
+@export("vdot", method=True)
 def vdot(input, other):
     return dot(input, other)   # real tensors: the conjugate is the tensor itself
 
@@ -496,3 +515,17 @@ def vander(x, *, N=None):  # noqa: N803
 
 
 OPS = [DotBackward0, MvBackward0, MmBackward0, BmmBackward0, AddmmBackward0, LinalgCrossBackward0]
+
+
+# -- Tensor methods -------------------------------------------------------------------------------
+tensor_method("__matmul__")(lambda s, o: matmul(s, o))
+tensor_method("__rmatmul__")(lambda s, o: matmul(Tensor._make(o) if not isinstance(o, Tensor)
+                                                 else o, s))
+tensor_method("cross")(lambda s, other, dim=None: cross(s, other, dim))
+tensor_method("addmm")(lambda s, mat1, mat2, *, beta=1, alpha=1: addmm(
+    s, mat1, mat2, beta=beta, alpha=alpha))
+for _name, _fn in (("addmm_", addmm), ("addbmm_", addbmm), ("addr_", addr),
+                   ("baddbmm_", baddbmm), ("addmv_", addmv)):
+    tensor_method(_name)(lambda s, a, b, *, beta=1, alpha=1, _fn=_fn: inplace(
+        s, lambda t, u, v: _fn(t, u, v, beta=beta, alpha=alpha), a, b))
+method_as_function("addmv_")

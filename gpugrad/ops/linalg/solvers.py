@@ -9,6 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export
 from ...tensor import Tensor, scalar_name
 from .._op import Op
 
@@ -183,6 +184,7 @@ def _matrices(fn, a, square=True):
 
 
 # -- public functions ---------------------------------------------------------------------------
+@export("inverse", method=True)
 def inv(A):
     _matrices("linalg.inv", A)
     return LinalgInvExBackward0.apply(A)
@@ -191,6 +193,7 @@ def inv(A):
 inverse = inv
 
 
+@export("det", method=True)
 def det(A):
     _matrices("linalg.det", A)
     return LinalgDetBackward0.apply(A)
@@ -200,6 +203,7 @@ SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 SlogdetResult.__module__ = "gpugrad.return_types"
 
 
+@export("slogdet", method=True)
 def slogdet(A):
     _matrices("linalg.slogdet", A)
     sign, logabsdet = LinalgSlogdetBackward0.apply(A)
@@ -207,6 +211,7 @@ def slogdet(A):
     return SlogdetResult(sign, logabsdet)
 
 
+@export("logdet", method=True)
 def logdet(A):
     """log det(A): nan for a negative determinant, -inf for a singular A (as PyTorch)."""
     from ..pointwise.unary import log

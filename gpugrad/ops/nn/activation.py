@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 
 from ... import kernels
+from ..._exports import export, method_as_function, tensor_method, torch_function
+from ...tensor_inplace import inplace
 from .._op import Op, direct
 from ..pointwise.arithmetic import _float
 
@@ -182,9 +184,11 @@ class MishBackward0(Op):
 
 # -- public functions ---------------------------------------------------------------------------
 sigmoid = direct(SigmoidBackward0, 1, "sigmoid")
+export("sigmoid", method=True)(sigmoid)
 
 
 relu = direct(ReluBackward0, 1, "relu")
+export("relu", method=True)(relu)
 
 
 silu = direct(SiluBackward0, 1, "silu")
@@ -218,3 +222,43 @@ def mish(input):
 
 OPS = [SigmoidBackward0, ReluBackward0, LeakyReluBackward0, GeluBackward0, SiluBackward0,
        SoftplusBackward0, EluBackward0, HardtanhBackward0, MishBackward0]
+
+
+# -- Tensor methods: in-place forms, and the methods and top-level in-place functions that are
+# nn.functional's --------------------------------------------------------------------------------
+tensor_method("relu_")(lambda s: inplace(s, relu))
+tensor_method("sigmoid_")(lambda s: inplace(s, sigmoid))
+method_as_function("relu_", "sigmoid_")
+
+
+def _functional(name):
+    """``t.<name>(...)``: nn.functional's <name> (loaded on first use)."""
+    def method(self, *args, **kw):
+        from ...nn import functional as F  # layering: Tensor.hardshrink / prelu are F's functions
+        return getattr(F, name)(self, *args, **kw)
+    method.__name__ = name
+    return method
+
+
+tensor_method("hardshrink")(_functional("hardshrink"))
+tensor_method("prelu")(_functional("prelu"))
+
+
+def _nn(name):
+    """``torch.<name>_(input, ...)``: nn.functional's <name> with inplace=True."""
+    def fn(input, *args, **kw):
+        from ...nn import functional as F  # layering: torch.relu_ ... are F's, in place
+        return getattr(F, name)(input, *args, inplace=True, **kw)
+    fn.__name__ = name + "_"
+    return fn
+
+
+torch_function("dropout_")(lambda input, p=0.5, train=True: _nn("dropout")(input, p, train))
+torch_function("alpha_dropout_")(
+    lambda input, p=0.5, train=False: _nn("alpha_dropout")(input, p, train))
+torch_function("feature_alpha_dropout_")(
+    lambda input, p=0.5, train=False: _nn("feature_alpha_dropout")(input, p, train))
+torch_function("celu_")(_nn("celu"))
+torch_function("selu_")(_nn("selu"))
+torch_function("rrelu_")(_nn("rrelu"))
+torch_function("threshold_")(_nn("threshold"))

@@ -13,9 +13,11 @@ import numpy as np
 
 from ... import kernels
 from ..._backend import xp_of
+from ..._exports import export, method_as_function, tensor_method
 from ..._promotion import result_type
 from ...tensor import DEFAULT, Tensor
-from .._op import Op, broadcast_error
+from ...tensor_inplace import inplace
+from .._op import Op, broadcast_error, direct
 from ..bool_rules import check_neg, check_rounding_mode, check_sub
 from ..indexing.gather import _data
 
@@ -254,10 +256,12 @@ def _t(x):
     return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
 
 
+@export("add", method=True)
 def add(input, other, *, alpha=1):
     return AddBackward0.apply(input, other, alpha=alpha)
 
 
+@export("sub", "subtract", method=True)
 def sub(input, other, *, alpha=1):
     return SubBackward0.apply(input, other, alpha=alpha)
 
@@ -265,10 +269,12 @@ def sub(input, other, *, alpha=1):
 subtract = sub
 
 
+@export("rsub")
 def rsub(input, other, *, alpha=1):
     return RsubBackward1.apply(input, other) if alpha == 1 else sub(other * alpha, input)
 
 
+@export("mul", "multiply", method=True)
 def mul(input, other):
     return MulBackward0.apply(input, other)
 
@@ -276,6 +282,7 @@ def mul(input, other):
 multiply = mul
 
 
+@export("div", "divide", "true_divide", method=True)
 def div(input, other, *, rounding_mode=None):
     check_rounding_mode(rounding_mode)
     if rounding_mode is None:
@@ -286,6 +293,7 @@ def div(input, other, *, rounding_mode=None):
 divide = true_divide = div
 
 
+@export("neg", "negative", method=True)
 def neg(input):
     return NegBackward0.apply(input)
 
@@ -293,10 +301,12 @@ def neg(input):
 negative = neg
 
 
+@export("reciprocal", method=True)
 def reciprocal(input):
     return ReciprocalBackward0.apply(input)
 
 
+@export("pow", method=True)
 def pow(input, exponent):
     if isinstance(input, Tensor):
         if isinstance(exponent, Tensor):
@@ -305,10 +315,12 @@ def pow(input, exponent):
     return PowBackward2.apply(exponent, base=input)
 
 
+@export("square", method=True)
 def square(input):
     return PowBackward0.apply(input, exponent=2)
 
 
+@export("positive", method=True)
 def positive(input):
     """The input itself (``+x``)."""
     if input.dtype == np.bool_:
@@ -383,16 +395,19 @@ class AddcdivBackward0(Op):
                 (-gy * v * t1 / (t2 * t2)) if need[2] else None)
 
 
+@export("lerp", method=True)
 def lerp(input, end, weight):
     if isinstance(weight, Tensor):
         return LerpBackward1.apply(input, end, weight)
     return LerpBackward0.apply(input, end, weight=float(weight))
 
 
+@export("addcmul", method=True)
 def addcmul(input, tensor1, tensor2, *, value=1):
     return AddcmulBackward0.apply(input, tensor1, tensor2, value=value)
 
 
+@export("addcdiv", method=True)
 def addcdiv(input, tensor1, tensor2, *, value=1):
     if _data(tensor1).dtype.kind in "iub" and _data(tensor2).dtype.kind in "iub":
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
@@ -460,12 +475,14 @@ class RemainderBackward1(FmodBackward1):
         return xp.remainder(a, b)
 
 
+@export("fmod", method=True, inplace=True)
 def fmod(input, other):
     if isinstance(other, Tensor):
         return FmodBackward1.apply(input, other)
     return FmodBackward0.apply(input, other)
 
 
+@export("remainder", method=("remainder", "__mod__"), inplace=("remainder_",))
 def remainder(input, other):
     if not isinstance(input, Tensor):   # number % tensor: not differentiable (as in PyTorch)
         a = _raw(other)
@@ -556,6 +573,7 @@ def int_clamp_bounds(x, lo, hi):
     return x, lo, hi
 
 
+@export("floor_divide", method=True)
 def floor_divide(input, other):
     from ...autograd.grad_mode import no_grad
     with no_grad():
@@ -570,6 +588,7 @@ def _as_double(v):
     return complex(v) if isinstance(v, complex) else float(v)
 
 
+@export("float_power", method=True)
 def float_power(input, exponent, *, out=None):
     """input ** exponent computed in float64 (complex128 for complex inputs)."""
     base = _as_double(input)
@@ -583,3 +602,87 @@ OPS = [AddBackward0, SubBackward0, RsubBackward1, MulBackward0, DivBackward0, Ne
        ReciprocalBackward0, PowBackward0, PowBackward1, PowBackward2, LerpBackward0, LerpBackward1,
        AddcmulBackward0, AddcdivBackward0, FmodBackward0, FmodBackward1, RemainderBackward0,
        RemainderBackward1]
+
+
+# -- Tensor methods: operators and in-place forms -------------------------------------------------
+# the hottest operators call their op's specialised apply directly
+tensor_method("__add__", "__radd__")(direct(AddBackward0, 2, "__add__"))
+tensor_method("__sub__")(direct(SubBackward0, 2, "__sub__"))
+tensor_method("__rsub__")(lambda s, o: RsubBackward1.apply(s, other=o))
+tensor_method("__mul__", "__rmul__")(direct(MulBackward0, 2, "__mul__"))
+tensor_method("__truediv__")(direct(DivBackward0, 2, "__truediv__"))
+tensor_method("__rtruediv__")(lambda s, o: MulBackward0.apply(ReciprocalBackward0.apply(s), o))
+tensor_method("__floordiv__")(lambda s, o: div(s, o, rounding_mode="floor"))
+tensor_method("__rfloordiv__")(lambda s, o: div(Tensor._make(xp_of(s._data).asarray(o)), s,
+                                                rounding_mode="floor"))
+tensor_method("__rmod__")(lambda s, o: remainder(o, s))
+tensor_method("__pow__")(lambda s, o: pow(s, o))
+tensor_method("__rpow__")(lambda s, o: PowBackward2.apply(s, base=o))
+tensor_method("__neg__")(lambda s: NegBackward0.apply(s))
+tensor_method("__pos__")(lambda s: s)
+
+LEAK_HINT = (
+    "accumulating a tensor whose graph backward() has already used: `total += loss` chains every "
+    "step's graph into `total`, so memory grows with every step. Accumulate `loss.item()` (a "
+    "number) or `loss.detach()` instead.")
+
+
+def _used_by_backward(t):
+    """True when ``t``'s history reaches (one step down) a node backward() already released."""
+    from ...autograd.graph import AccumulateGrad  # a leaf's sink lives on across steps
+    fn = t.grad_fn if isinstance(t, Tensor) else None
+    if fn is None:
+        return False
+    return fn._saved is None or any(
+        c is not None and c.__class__ is not AccumulateGrad and getattr(c, "_saved", ()) is None
+        for c, _ in fn.next_functions)
+
+
+def _warn_if_accumulating_history(s, o):
+    """``s += o`` where ``s`` or ``o`` carries a graph that backward already ran through: the
+    classic ``total_loss += loss`` leak, which no engine reports."""
+    from ...autograd.grad_mode import state
+    if state.enabled and (_used_by_backward(o) or _used_by_backward(s)):
+        import warnings
+        warnings.warn(LEAK_HINT, UserWarning, stacklevel=3)
+
+
+@tensor_method("__iadd__", "add_")
+def iadd(s, o, alpha=1):
+    _warn_if_accumulating_history(s, o)
+    return inplace(s, lambda t, v: add(t, v, alpha=alpha), o,
+                   raw=lambda a, v: a.__iadd__(v if alpha == 1 else v * alpha))
+
+
+tensor_method("__isub__", "sub_", "subtract_")(lambda s, o, alpha=1: inplace(
+    s, lambda t, v: sub(t, v, alpha=alpha), o,
+    raw=lambda a, v: a.__isub__(v if alpha == 1 else v * alpha)))
+tensor_method("__imul__", "mul_", "multiply_")(
+    lambda s, o: inplace(s, mul, o, raw=lambda a, v: a.__imul__(v)))
+tensor_method("__itruediv__", "div_")(lambda s, o: inplace(s, div, o,
+                                                           raw=lambda a, v: a.__itruediv__(v)))
+tensor_method("true_divide_", "divide_")(lambda s, other: inplace(s, div, other))
+tensor_method("pow_")(lambda s, o: inplace(s, pow, o))
+tensor_method("neg_")(lambda s: inplace(s, neg))
+tensor_method("negative_")(lambda s: inplace(s, neg))
+tensor_method("reciprocal_")(lambda s, _fn=reciprocal: inplace(s, _fn))
+tensor_method("square_")(lambda s, _fn=square: inplace(s, _fn))
+tensor_method("floor_divide_")(lambda s, o: inplace(s, lambda t, v: floor_divide(t, v), o))
+tensor_method("lerp_")(lambda s, end, weight: inplace(s, lambda t, e: lerp(t, e, weight), end))
+tensor_method("addcmul_")(lambda s, tensor1, tensor2, *, value=1: inplace(
+    s, lambda t, a, b: addcmul(t, a, b, value=value), tensor1, tensor2))
+tensor_method("addcdiv_")(lambda s, tensor1, tensor2, *, value=1: inplace(
+    s, lambda t, a, b: addcdiv(t, a, b, value=value), tensor1, tensor2))
+
+
+@tensor_method("float_power_")
+def _float_power_(self, exponent):
+    if self.dtype != np.float64:
+        from ...tensor import scalar_name
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{scalar_name(self.dtype).capitalize()} but the operation's result "
+                           f"requires dtype Double")
+    return inplace(self, lambda t, *v: float_power(t, *v), exponent)
+
+
+method_as_function("neg_", "negative_", "reciprocal_", "square_")

@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 
 from ..._backend import xp_of
+from ..._exports import export, method_as_function, tensor_method
 from ...tensor import Tensor
+from ...tensor_inplace import inplace
 from .._op import Op
 from .comparison import _integral_only, _kind, _pair, signbit
 from .unary import _as_float
@@ -79,14 +81,17 @@ class XlogyBackward2(XlogyBackward0):
     """y = x log(other), other a number"""
 
 
+@export("hypot", method=True, inplace=True)
 def hypot(input, other):
     return HypotBackward0.apply(input, other)
 
 
+@export("logaddexp", method=True, inplace=True)
 def logaddexp(input, other):
     return LogaddexpBackward0.apply(input, other)
 
 
+@export("xlogy", method=True, inplace=True)
 def xlogy(input, other):
     if not isinstance(input, Tensor):
         return XlogyBackward1.apply(input, other)
@@ -95,12 +100,14 @@ def xlogy(input, other):
     return XlogyBackward0.apply(input, other)
 
 
+@export("logaddexp2", method=True)
 def logaddexp2(input, other):
     """y = log2(2^x + 2^y), as logaddexp of the inputs scaled by log 2"""
     ln2 = math.log(2.0)
     return logaddexp(_as_float(input) * ln2, _as_float(other) * ln2) / ln2
 
 
+@export("copysign", method=True, inplace=True)
 def copysign(input, other):
     """y = |x| with the sign bit of other (so -0.0 counts as negative). The gradient is
     sign(x) * sign(y) (0 where x == 0); other gets none: the result is flat in it."""
@@ -112,6 +119,7 @@ def copysign(input, other):
     return where(neg, -a, a)
 
 
+@export("ldexp", method=True, inplace=True)
 def ldexp(input, other):
     """y = x * 2 ** other"""
     from .arithmetic import mul, pow
@@ -120,6 +128,7 @@ def ldexp(input, other):
     return _as_float(input) * (2.0 ** other)
 
 
+@export("heaviside", method=True)
 def heaviside(input, values):
     """0 where x < 0, values where x == 0, 1 where x > 0"""
     xp, a, v = _pair(input, values)
@@ -128,6 +137,7 @@ def heaviside(input, values):
     return Tensor._make(xp.asarray(xp.where(a == 0, v, (a > 0).astype(a.dtype))))
 
 
+@export("gcd", method=True, inplace=True)
 def gcd(input, other):
     """The greatest common divisor of integers (non-negative; gcd(0, 0) = 0)."""
     xp, a, b = _pair(input, other)
@@ -135,6 +145,7 @@ def gcd(input, other):
     return Tensor._make(xp.asarray(xp.gcd(a, b)))
 
 
+@export("lcm", method=True, inplace=True)
 def lcm(input, other):
     """The least common multiple of integers (non-negative; 0 if either is 0)."""
     xp, a, b = _pair(input, other)
@@ -142,6 +153,7 @@ def lcm(input, other):
     return Tensor._make(xp.asarray(xp.lcm(a, b)))
 
 
+@export("nextafter", method=True, inplace=True)
 def nextafter(input, other):
     """The next floating-point value after x toward other."""
     xp, a, b = _pair(input, other)
@@ -167,6 +179,7 @@ class Atan2Backward0(Op):
         return (g * b if need[0] else None), (-g * a if need[1] else None)
 
 
+@export("atan2", "arctan2", method=True)
 def atan2(input, other):
     return Atan2Backward0.apply(input, other)
 
@@ -176,3 +189,9 @@ arctan2 = atan2
 
 OPS = [HypotBackward0, LogaddexpBackward0, XlogyBackward0, XlogyBackward1, XlogyBackward2,
        Atan2Backward0]
+
+
+# -- Tensor methods -------------------------------------------------------------------------------
+tensor_method("atan2_", "arctan2_")(lambda s, other: inplace(s, atan2, other))
+tensor_method("heaviside_")(lambda s, values: inplace(s, lambda t: heaviside(t, values)))
+method_as_function("gcd_", "lcm_", "ldexp_", "xlogy_")

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export, tensor_method
 from ...tensor import Tensor
+from ...tensor_inplace import inplace
 from ..linalg.norms import _kind_name
 
 
@@ -32,11 +34,45 @@ def _bitwise(name, ufunc):
 
 
 bitwise_and = _bitwise("bitwise_and", "bitwise_and")
+export("bitwise_and", method=True)(bitwise_and)
 bitwise_or = _bitwise("bitwise_or", "bitwise_or")
+export("bitwise_or", method=True)(bitwise_or)
 bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
+export("bitwise_xor", method=True)(bitwise_xor)
 bitwise_not = _bitwise("bitwise_not", "invert")
+export("bitwise_not", method=True)(bitwise_not)
 bitwise_left_shift = _bitwise("lshift", "left_shift")
+export("bitwise_left_shift", method=("bitwise_left_shift", "__lshift__"))(bitwise_left_shift)
 bitwise_right_shift = _bitwise("rshift", "right_shift")
+export("bitwise_right_shift", method=("bitwise_right_shift", "__rshift__"))(bitwise_right_shift)
 
 
 OPS: list = []
+
+
+# -- Tensor methods: the operators ``& | ^ ~ << >>`` and the in-place forms -----------------------
+def _bitwise_op(fn):
+    """Operators ``& | ^ ~`` are bitwise, as in PyTorch: logical on two bools, an integer
+    result for a bool with an integer, refused for floating-point tensors."""
+    def op(self, *other):
+        if not other and self._data.dtype.kind not in "iub":
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                            "tensors")
+        return fn(self, *other)
+    return op
+
+
+tensor_method("__and__", "__rand__")(_bitwise_op(bitwise_and))
+tensor_method("__or__", "__ror__")(_bitwise_op(bitwise_or))
+tensor_method("__xor__", "__rxor__")(_bitwise_op(bitwise_xor))
+tensor_method("__invert__")(_bitwise_op(bitwise_not))
+tensor_method("__rlshift__")(lambda s, o: bitwise_left_shift(o, s))
+tensor_method("__rrshift__")(lambda s, o: bitwise_right_shift(o, s))
+tensor_method("bitwise_and_")(lambda s, other, _fn=bitwise_and: inplace(s, _fn, other))
+tensor_method("bitwise_or_")(lambda s, other, _fn=bitwise_or: inplace(s, _fn, other))
+tensor_method("bitwise_xor_")(lambda s, other, _fn=bitwise_xor: inplace(s, _fn, other))
+tensor_method("bitwise_left_shift_")(lambda s, other, _fn=bitwise_left_shift: inplace(
+    s, _fn, other))
+tensor_method("bitwise_right_shift_")(lambda s, other, _fn=bitwise_right_shift: inplace(
+    s, _fn, other))
+tensor_method("bitwise_not_")(lambda s: inplace(s, bitwise_not))

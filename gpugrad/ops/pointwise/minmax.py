@@ -7,8 +7,10 @@ import numpy as np
 
 from ... import _backend
 from ..._backend import xp_of
+from ..._exports import export, method_as_function, tensor_method
 from ..._promotion import result_type
 from ...tensor import Tensor, scalar_name
+from ...tensor_inplace import inplace
 from .._op import Op, broadcast_error
 from .arithmetic import _t, int_clamp_bounds
 
@@ -114,6 +116,7 @@ class WhereBackward0(Op):
         return broadcast_error(e, [kw.get("cond")] + list(arrays))
 
 
+@export("clamp", "clip", method=True)
 def clamp(input, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         if min is None or max is None:
@@ -126,14 +129,17 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
+@export("maximum", method=True)
 def maximum(input, other):
     return MaximumBackward0.apply(input, other)
 
 
+@export("minimum", method=True)
 def minimum(input, other):
     return MinimumBackward0.apply(input, other)
 
 
+@export("where")
 def where(condition, input=None, other=None):
     if input is None and other is None:
         return tuple(Tensor._make(i) for i in _t(condition)._data.nonzero())
@@ -147,10 +153,12 @@ def where(condition, input=None, other=None):
     return WhereBackward0.apply(input, other, cond=cond)
 
 
+@export("clamp_min", method=True, inplace=True)
 def clamp_min(input, min):
     return clamp(input, min=min)
 
 
+@export("clamp_max", method=True, inplace=True)
 def clamp_max(input, max):
     return clamp(input, max=max)
 
@@ -170,14 +178,23 @@ def _fext(input, other, larger):
     return where(Tensor._make(take_a), input, other)
 
 
+@export("fmax", method=True)
 def fmax(input, other, *, out=None):
     """max(a, b), or the one that is not nan (nan only when both are)."""
     return _fext(input, other, True)
 
 
+@export("fmin", method=True)
 def fmin(input, other, *, out=None):
     """min(a, b), or the one that is not nan (nan only when both are)."""
     return _fext(input, other, False)
 
 
 OPS = [ClampBackward0, ClampBackward1, MaximumBackward0, MinimumBackward0, WhereBackward0]
+
+
+# -- Tensor methods -------------------------------------------------------------------------------
+tensor_method("where")(lambda s, cond, other: where(cond, s, other))
+tensor_method("clamp_", "clip_")(lambda s, min=None, max=None: inplace(
+    s, lambda t: clamp(t, min, max)))
+method_as_function("clamp_", "clamp_max_", "clamp_min_", "clip_")

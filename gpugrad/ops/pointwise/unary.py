@@ -12,7 +12,9 @@ import numpy as np
 
 from ... import kernels
 from ..._backend import xp_of
+from ..._exports import export, method_as_function, tensor_method
 from ...tensor import DEFAULT, Tensor
+from ...tensor_inplace import inplace
 from .._op import Op, direct
 from .arithmetic import _float, reciprocal
 
@@ -199,21 +201,36 @@ class FracBackward0(Op):
 
 
 log1p = direct(Log1PBackward0, 1, "log1p")
+export("log1p", method=True)(log1p)
 expm1 = direct(Expm1Backward0, 1, "expm1")
+export("expm1", method=True)(expm1)
 tan = direct(TanBackward0, 1, "tan")
+export("tan", method=True)(tan)
 sinh = direct(SinhBackward0, 1, "sinh")
+export("sinh", method=True)(sinh)
 cosh = direct(CoshBackward0, 1, "cosh")
+export("cosh", method=True)(cosh)
 asin = arcsin = direct(AsinBackward0, 1, "asin")
+export("asin", "arcsin", method=True)(asin)
 acos = arccos = direct(AcosBackward0, 1, "acos")
+export("acos", "arccos", method=True)(acos)
 atan = arctan = direct(AtanBackward0, 1, "atan")
+export("atan", "arctan", method=True)(atan)
 log2 = direct(Log2Backward0, 1, "log2")
+export("log2", method=True)(log2)
 log10 = direct(Log10Backward0, 1, "log10")
+export("log10", method=True)(log10)
 floor = direct(FloorBackward0, 1, "floor")
+export("floor", method=True)(floor)
 ceil = direct(CeilBackward0, 1, "ceil")
+export("ceil", method=True)(ceil)
 trunc = fix = direct(TruncBackward0, 1, "trunc")
+export("trunc", "fix", method=True)(trunc)
 frac = direct(FracBackward0, 1, "frac")
+export("frac", method=True)(frac)
 
 
+@export("round", method=True)
 def round(input, *, decimals=0):
     if decimals == 0:
         return RoundBackward0.apply(input)
@@ -327,14 +344,19 @@ class TanhBackward0(Op):
 
 
 exp = direct(ExpBackward0, 1, "exp")
+export("exp", method=True)(exp)
 log = direct(LogBackward0, 1, "log")
+export("log", method=True)(log)
 sqrt = direct(SqrtBackward0, 1, "sqrt")
+export("sqrt", method=True)(sqrt)
 
 
+@export("rsqrt", method=True)
 def rsqrt(input):
     return reciprocal(sqrt(input))
 
 
+@export("abs", "absolute", method=True)
 def abs(input):
     return AbsBackward0.apply(input)
 
@@ -342,13 +364,17 @@ def abs(input):
 absolute = abs
 
 
+@export("sign", method=True)
 def sign(input):
     return SignBackward0.apply(input)
 
 
 sin = direct(SinBackward0, 1, "sin")
+export("sin", method=True)(sin)
 cos = direct(CosBackward0, 1, "cos")
+export("cos", method=True)(cos)
 tanh = direct(TanhBackward0, 1, "tanh")
+export("tanh", method=True)(tanh)
 
 
 class ErfBackward0(Op):
@@ -364,6 +390,7 @@ class ErfBackward0(Op):
         return gy * F.exp(-x * x) * (2 / math.sqrt(math.pi))
 
 
+@export("erf", method=True)
 def erf(input):
     return ErfBackward0.apply(input)
 
@@ -408,8 +435,11 @@ class AtanhBackward0(Op):
 
 
 acosh = arccosh = direct(AcoshBackward0, 1, "acosh")
+export("acosh", "arccosh", method=True, inplace=True)(acosh)
 asinh = arcsinh = direct(AsinhBackward0, 1, "asinh")
+export("asinh", "arcsinh", method=True, inplace=True)(asinh)
 atanh = arctanh = direct(AtanhBackward0, 1, "atanh")
+export("atanh", "arctanh", method=True, inplace=True)(atanh)
 
 
 # -- compositions -------------------------------------------------------------------------------
@@ -422,17 +452,20 @@ def _raw(v):
     return v._data if isinstance(v, Tensor) else v
 
 
+@export("exp2", method=True, inplace=True)
 def exp2(input):
     """y = 2 ** x"""
     from .arithmetic import pow
     return pow(2.0, input)
 
 
+@export("deg2rad", method=True, inplace=True)
 def deg2rad(input):
     """y = x * pi / 180"""
     return _as_float(input) * (math.pi / 180.0)
 
 
+@export("rad2deg", method=True, inplace=True)
 def rad2deg(input):
     """y = x * 180 / pi"""
     return _as_float(input) * (180.0 / math.pi)
@@ -442,6 +475,7 @@ _FREXP = namedtuple("frexp", ["mantissa", "exponent"])
 _FREXP.__module__ = "gpugrad.return_types"
 
 
+@export("frexp", method=True)
 def frexp(input):
     """(mantissa, exponent) with x = mantissa * 2 ** exponent, |mantissa| in [0.5, 1); the
     exponent is int32. The mantissa's gradient is 2 ** -exponent."""
@@ -466,10 +500,12 @@ class NanToNumBackward0(Op):
         return gy * xp_of(_raw(x)).isfinite(_raw(x))
 
 
+@export("nan_to_num", method=True)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return NanToNumBackward0.apply(input, nan=nan, posinf=posinf, neginf=neginf)
 
 
+@export("sgn", method=True)
 def sgn(input):
     return sign(input)
 
@@ -479,3 +515,31 @@ OPS = [Log1PBackward0, Expm1Backward0, TanBackward0, SinhBackward0, CoshBackward
        TruncBackward0, RoundBackward0, RoundBackward1, FracBackward0, ExpBackward0, LogBackward0,
        SqrtBackward0, AbsBackward0, SignBackward0, SinBackward0, CosBackward0, TanhBackward0,
        ErfBackward0, AcoshBackward0, AsinhBackward0, AtanhBackward0, NanToNumBackward0]
+
+
+# -- Tensor methods: in-place forms ---------------------------------------------------------------
+tensor_method("__abs__")(lambda s: AbsBackward0.apply(s))
+tensor_method("abs_", "absolute_")(lambda s: inplace(s, abs))
+tensor_method("sgn_")(lambda s: inplace(s, sgn))
+tensor_method("exp_")(lambda s: inplace(s, exp))
+tensor_method("tanh_")(lambda s: inplace(s, tanh))
+tensor_method("sqrt_")(lambda s: inplace(s, sqrt))
+tensor_method("round_")(lambda s, *, decimals=0: inplace(s, lambda t: round(t, decimals=decimals)))
+tensor_method("nan_to_num_")(lambda s, nan=0.0, posinf=None, neginf=None: inplace(
+    s, lambda t: nan_to_num(t, nan, posinf, neginf)))
+for _name, _fn in {
+    "log_": log, "log2_": log2, "log10_": log10, "log1p_": log1p,
+    "expm1_": expm1, "sin_": sin, "cos_": cos, "tan_": tan, "asin_": asin,
+    "arcsin_": asin, "acos_": acos, "arccos_": acos, "atan_": atan,
+    "arctan_": atan, "sinh_": sinh, "cosh_": cosh, "rsqrt_": rsqrt,
+    "erf_": erf, "floor_": floor,
+    "ceil_": ceil, "trunc_": trunc, "fix_": trunc, "frac_": frac,
+    "sign_": sign,
+}.items():
+    tensor_method(_name)(lambda s, _fn=_fn: inplace(s, _fn))
+method_as_function(
+    "abs_", "absolute_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "cos_", "cosh_",
+    "deg2rad_", "erf_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "log10_", "log1p_",
+    "log2_", "log_", "nan_to_num_", "rad2deg_", "round_", "rsqrt_", "sin_", "sinh_", "sqrt_",
+    "tan_", "tanh_", "trunc_")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export
 from ...tensor import Tensor
 
 
@@ -28,6 +29,7 @@ def _trapezoids(y, x, dx, dim):
     return (left + right) * step * 0.5, d
 
 
+@export("trapezoid")
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along dim: sum_i (y[i] + y[i+1]) / 2 * (x[i+1] - x[i]) (spacing
     dx, 1 by default, when x is not given)."""
@@ -39,10 +41,12 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return parts.sum(d)
 
 
+@export("trapz")
 def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@export("cumulative_trapezoid")
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal rule along dim (one entry fewer than y along dim)."""
     from .scan import cumsum
@@ -89,6 +93,7 @@ _SPACING_DIMS = ("torch.gradient expected each element of spacing to have one di
                  "an element with {} dimensions!")
 
 
+@export("gradient")
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Estimates of d input / d x_k along each dimension k (or those of ``dim``), as
     ``numpy.gradient`` computes them: ``spacing`` is one number for all dimensions, one per
@@ -133,6 +138,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     return tuple(out)
 
 
+@export("diff", method=True)
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     from ..indexing.getitem import getitem
     from ..shape.joining import cat

@@ -8,6 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export
 from ...tensor import Tensor
 from .._op import Op
 from ..indexing.gather import _along, _Scatter
@@ -118,26 +119,32 @@ def _max_min(full, per_dim, input, dim, keepdim, other):
     return values_indices(values, idx, name)
 
 
+@export("max", method=True)
 def max(input, dim=None, keepdim=False, *, other=None):
     return _max_min(MaxBackward1, MaxBackward0, input, dim, keepdim, other)
 
 
+@export("min", method=True)
 def min(input, dim=None, keepdim=False, *, other=None):
     return _max_min(MinBackward1, MinBackward0, input, dim, keepdim, other)
 
 
+@export("amax", method=True)
 def amax(input, dim=(), keepdim=False):
     return AmaxBackward0.apply(input, axes=_nonempty("amax", input, dim), keepdims=keepdim)
 
 
+@export("amin", method=True)
 def amin(input, dim=(), keepdim=False):
     return AminBackward0.apply(input, axes=_nonempty("amin", input, dim), keepdims=keepdim)
 
 
+@export("argmax", method=True)
 def argmax(input, dim=None, keepdim=False):
     return arg_extreme("argmax", input, dim, keepdim)
 
 
+@export("argmin", method=True)
 def argmin(input, dim=None, keepdim=False):
     return arg_extreme("argmin", input, dim, keepdim)
 
@@ -237,6 +244,7 @@ def median_along(input, dim, keepdim, ignore_nan):
     return values, Tensor._make((idx if keepdim else idx.squeeze(d)).astype(np.int64))
 
 
+@export("median", method=True)
 def median(input, dim=None, keepdim=False):
     """The lower median (of all entries, or along ``dim`` with its indices); nan where a nan
     is."""
@@ -260,6 +268,7 @@ def _pick(input, idx, dim, keepdim, name):
     return values_indices(values, Tensor._make(idx), name)
 
 
+@export("kthvalue", method=True)
 def kthvalue(input, k, dim=-1, keepdim=False):
     d = input._dim(dim) if input.ndim else 0
     n = input.shape[d] if input.ndim else 1
@@ -272,6 +281,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return _pick(input, idx, d, keepdim, "kthvalue")
 
 
+@export("mode", method=True)
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along dim (the smallest on ties) and an index where it occurs
     (its last occurrence)."""
@@ -294,6 +304,7 @@ def mode(input, dim=-1, keepdim=False):
     return _pick(input, idx, d, keepdim, "mode")
 
 
+@export("aminmax", method=True)
 def aminmax(input, *, dim=None, keepdim=False):
     if input.numel() == 0 if dim is None else input.shape[input._dim(dim)] == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
@@ -377,16 +388,19 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     return y[0] if scalar_q else y
 
 
+@export("quantile", method=True)
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The q-th quantiles along dim (of all entries when dim is None); nan if a slice has nan."""
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
+@export("nanquantile", method=True)
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """quantile of the entries that are not nan (nan for a slice of nan only)."""
     return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
+@export("nanmedian", method=True)
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the entries that are not nan (with indices when dim is given); nan
     where all are."""

@@ -7,6 +7,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export
 from ...tensor import Tensor
 from ..linalg.norms import _kind_name
 from ..shape.triangular import _kind
@@ -16,6 +17,7 @@ _HISTOGRAM = namedtuple("histogram", ["hist", "bin_edges"])
 _HISTOGRAM.__module__ = "gpugrad.return_types"
 
 
+@export("histogram", method=True)
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """(hist, bin_edges): counts (or summed weights) of input's entries in the bins, the last
     bin closed; ``bins`` a number of equal bins over ``range`` (the data's range by default) or
@@ -55,6 +57,7 @@ def _raw(a):
     return a._data if isinstance(a, Tensor) else a
 
 
+@export("bincount", method=True)
 def bincount(input, weights=None, minlength=0):
     a = input._data
     if a.ndim != 1 or a.dtype.kind not in "iu" or (a.size and bool((a < 0).any())):
@@ -66,6 +69,7 @@ def bincount(input, weights=None, minlength=0):
     return Tensor._make(out)
 
 
+@export("histc", method=True)
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Counts in ``bins`` equal-width bins over [min, max] (the data's range when both are 0);
     entries outside are ignored, the last bin includes max."""

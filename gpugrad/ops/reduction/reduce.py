@@ -13,6 +13,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export
 from ...tensor import DEFAULT, Tensor, scalar_name
 from .._op import Op
 from ..linalg.norms import _kind_name
@@ -323,6 +324,7 @@ def _widened(input, dtype):
     return _cast(input, np.int64 if dtype is None and input._data.dtype.kind == "u" else dtype)
 
 
+@export("sum", method=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     input = _widened(input, dtype)
     y = SumBackward0.apply(input) if dim is None and not keepdim else SumBackward1.apply(
@@ -331,6 +333,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     return y if dtype is None or y._data.dtype == input._data.dtype else y.to(input.dtype)
 
 
+@export("mean", method=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     input = _cast(input, dtype)
     _float_input("mean", input)
@@ -340,6 +343,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
                                keepdims=keepdim)
 
 
+@export("prod", method=True)
 def prod(input, dim=None, keepdim=None, *, dtype=None):
     input = _widened(input, dtype)
     if dim is None:
@@ -375,11 +379,13 @@ def _var_args(name, input, dim, unbiased, correction):
     return axes, correction
 
 
+@export("var", method=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     axes, correction = _var_args("var", input, dim, unbiased, correction)
     return VarBackward0.apply(input, axes=axes, keepdims=keepdim, correction=correction)
 
 
+@export("std", method=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     axes, correction = _var_args("std", input, dim, unbiased, correction)
     return StdBackward0.apply(input, axes=axes, keepdims=keepdim, correction=correction)
@@ -400,10 +406,12 @@ def _nonempty(name, input, dim):
     return axes
 
 
+@export("norm", method=True)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
     return torch_norm(input, p, dim, keepdim, dtype, out)
 
 
+@export("logsumexp", method=True)
 def logsumexp(input, dim, keepdim=False):
     if input._data.dtype.kind in "biu":   # integers give the default float dtype (PyTorch)
         input = input.to(DEFAULT.float)
@@ -458,10 +466,12 @@ def _moments(name, cls, input, dim, unbiased, keepdim, correction):
     return cls.apply(input, axes=axes, keepdims=keepdim, correction=correction)
 
 
+@export("std_mean")
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments("std_mean", StdMeanBackward0, input, dim, unbiased, keepdim, correction)
 
 
+@export("var_mean")
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments("var_mean", VarMeanBackward0, input, dim, unbiased, keepdim, correction)
 
@@ -488,6 +498,7 @@ def torch_norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
     return y if out is None else out.copy_(y)
 
 
+@export("count_nonzero", method=True)
 def count_nonzero(input, dim=None):
     a = input._data
     xp = xp_of(a)
@@ -516,12 +527,14 @@ def _floating(fn, x):
                            f"got {scalar_name(x.dtype).capitalize()}")
 
 
+@export("nansum", method=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     return NansumBackward0.apply(input, axes=_axes(dim, input.ndim), keepdims=keepdim)
 
 
+@export("nanmean", method=True)
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
@@ -534,6 +547,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 # -- covariance -----------------------------------------------------------------------------------
+@export("cov", method=True)
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the variables in the rows of input (observations in the columns):
     C = sum_k w_k (x_k - m)(x_k - m)^T / (sum w - correction ...), with numpy's weighting."""
@@ -585,6 +599,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return (c / norm).squeeze()
 
 
+@export("corrcoef", method=True)
 def corrcoef(input):
     """Pearson correlation coefficients: cov(input) scaled by the standard deviations, clipped
     to [-1, 1]."""

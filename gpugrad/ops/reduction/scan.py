@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export, tensor_method
 from ...tensor import Tensor, scalar_name
+from ...tensor_inplace import inplace
 from .._op import Op
 from .reduce import _return_type
 
@@ -102,6 +104,7 @@ class LogcumsumexpBackward0(Op):
         return gx
 
 
+@export("cumprod", method=True, inplace=True)
 def cumprod(input, dim, *, dtype=None):
     if dtype is None and input.dtype.kind in "biu":
         dtype = np.int64   # PyTorch accumulates integers and bools in int64
@@ -110,6 +113,7 @@ def cumprod(input, dim, *, dtype=None):
     return CumprodBackward0.apply(input, dim=input._dim(dim))
 
 
+@export("logcumsumexp", method=True)
 def logcumsumexp(input, dim):
     if input.dtype.kind not in "fc":
         raise NotImplementedError(f"\"logcumsumexp\" not implemented for "
@@ -152,10 +156,12 @@ def _cumext(input, dim, name):
     return kind(gather(input, d, Tensor._make(idx)), Tensor._make(idx))
 
 
+@export("cummax", method=True)
 def cummax(input, dim):
     return _cumext(input, dim, "cummax")
 
 
+@export("cummin", method=True)
 def cummin(input, dim):
     return _cumext(input, dim, "cummin")
 
@@ -173,6 +179,7 @@ class CumsumBackward0(Op):
         return g.copy() if F.fast else g
 
 
+@export("cumsum", method=True)
 def cumsum(input, dim, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
@@ -182,3 +189,6 @@ def cumsum(input, dim, *, dtype=None):
 
 
 OPS = [CumprodBackward0, LogcumsumexpBackward0, CumsumBackward0]
+
+
+tensor_method("cumsum_")(lambda s, dim, *, dtype=None: inplace(s, lambda t: cumsum(t, dim)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import builtins
 
 from ... import kernels
+from ..._exports import export
 from ...amp._state import state as _amp
 from ...amp._state import upper as _upper
 from ...tensor import scalar_name
@@ -59,11 +60,13 @@ def _softmax_input(name, input, dim, dtype):
     return input, axis
 
 
+@export("softmax", method=True)
 def softmax(input, dim=None, dtype=None):
     input, axis = _softmax_input("softmax", input, dim, dtype)
     return SoftmaxBackward0.apply(input, axis=axis)
 
 
+@export("log_softmax", method=True)
 def log_softmax(input, dim=None, dtype=None):
     input, axis = _softmax_input("log_softmax", input, dim, dtype)
     return LogSoftmaxBackward0.apply(input, axis=axis)

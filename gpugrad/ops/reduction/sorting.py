@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export
 from ...tensor import Tensor
 from ..indexing.gather import GatherBackward0
 from .reduce import _axes, values_indices
@@ -41,6 +42,7 @@ def _scalar(input, dim):
     return xp_of(input._data).zeros((), dtype=np.int64)
 
 
+@export("sort", method=True)
 def sort(input, dim=-1, descending=False, stable=False):
     if input.ndim == 0:
         return values_indices(input.clone(), Tensor._make(_scalar(input, dim)), "sort")
@@ -50,12 +52,14 @@ def sort(input, dim=-1, descending=False, stable=False):
                           "sort")
 
 
+@export("argsort", method=True)
 def argsort(input, dim=-1, descending=False, stable=False):
     if input.ndim == 0:
         return Tensor._make(_scalar(input, dim))
     return Tensor._make(_order(input, input._dim(dim), descending))
 
 
+@export("topk", method=True)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     if input.ndim == 0:
         if not 0 <= k <= 1:
@@ -70,6 +74,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
                           "topk")
 
 
+@export("unique", method=True)
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     a = input._data
     xp = xp_of(a)
@@ -88,6 +93,7 @@ def _raw(a):
 
 
 # -- sorted search --------------------------------------------------------------------------------
+@export("searchsorted")
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None, out=None):
     """For each value, the index in the sorted innermost dim where it would be inserted (before
@@ -121,6 +127,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return Tensor._make(xp.asarray(idx).astype(np.int32 if out_int32 else np.int64))
 
 
+@export("bucketize")
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """The bucket of each entry: i with boundaries[i-1] < x <= boundaries[i] (``right=True``:
     boundaries[i-1] <= x < boundaries[i])."""
@@ -129,11 +136,13 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
+@export("msort", method=True)
 def msort(input):
     """input sorted along dim 0."""
     return sort(input, 0).values
 
 
+@export("unique_consecutive", method=True)
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse each run of equal consecutive entries (or slices along ``dim``) to one."""
     a = input._data

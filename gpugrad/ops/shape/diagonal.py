@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ..._backend import xp_of
+from ..._exports import export, tensor_method
 from ...tensor import Tensor
 from .._op import Op
 
@@ -57,12 +58,14 @@ class DiagonalBackward0_copy(Op):  # noqa: N801  (PyTorch's node name)
         return F.index_add(self.shape, self.where, gy)
 
 
+@export("trace", method=True)
 def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return TraceBackward0.apply(input)
 
 
+@export("diag", method=True)
 def diag(input, diagonal=0):
     if input.ndim == 1:
         return DiagEmbedBackward0.apply(input, diagonal=diagonal)
@@ -72,6 +75,7 @@ def diag(input, diagonal=0):
 
 
 # -- in-place fills ---------------------------------------------------------------------------
+@tensor_method("fill_diagonal_")
 def fill_diagonal_(self, fill_value, wrap=False):
     from ...tensor_inplace import inplace
     shape = self.shape
@@ -98,11 +102,13 @@ def fill_diagonal_(self, fill_value, wrap=False):
 
 
 # -- flattened diagonals --------------------------------------------------------------------------
+@export("diagflat", method=True)
 def diagflat(input, offset=0):
     """The flattened input on the offset-th diagonal of a square matrix."""
     return diag(input.reshape(-1), offset)
 
 
+@export("diag_embed", method=True)
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """y with y[..., i, i + offset] = x[..., i]: the last dim of x on a diagonal of the
     (dim1, dim2) matrices, zeros elsewhere."""

@@ -1,6 +1,7 @@
 """Reordering along dimensions: flip, fliplr, flipud, roll, rot90."""
 from __future__ import annotations
 
+from ..._exports import export, tensor_method
 from .._op import Op
 
 
@@ -35,10 +36,12 @@ def _dims(input, dims):
     return tuple(input._dim(d) for d in dims)
 
 
+@export("flip")
 def flip(input, dims):
     return FlipBackward0.apply(input, dims=_dims(input, dims))
 
 
+@export("roll", method=True)
 def roll(input, shifts, dims=None):
     if dims is None:
         return RollBackward0.apply(input, shifts=shifts, dims=None)
@@ -50,18 +53,21 @@ def roll(input, shifts, dims=None):
     return RollBackward0.apply(input, shifts=shifts, dims=dims)
 
 
+@export("fliplr", method=True)
 def fliplr(input):
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
 
+@export("flipud", method=True)
 def flipud(input):
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
 
 
+@export("rot90", method=True)
 def rot90(input, k=1, dims=(0, 1)):
     from .views import clone, transpose
     dims = tuple(dims)
@@ -84,3 +90,13 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 OPS = [FlipBackward0, RollBackward0]
+
+
+@tensor_method("flip")
+def _flip(self, *dims, **kw):
+    """``t.flip(0, 1)``, ``t.flip((0, 1))`` or ``t.flip(dims=(0, 1))``."""
+    if "dims" in kw:
+        dims = (kw.pop("dims"),)
+    if not dims or kw:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    return flip(self, dims[0] if len(dims) == 1 else dims)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._exports import export
 from ...tensor import Tensor, scalar_name
 from .._op import Op
 from .views import _as_view, _zeros_t
@@ -153,6 +154,7 @@ class UnbindBackward0(SplitBackward0):
             self, F, [None if g is None else F.expand_dims(g, (self.axis,)) for g in grads])
 
 
+@export("cat", "concat", "concatenate")
 def cat(tensors, dim=0):
     tensors = _tensor_list("cat", tensors)
     if not tensors:
@@ -168,6 +170,7 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
+@export("stack")
 def stack(tensors, dim=0):
     tensors = _tensor_list("stack", tensors)
     if not tensors:
@@ -182,6 +185,7 @@ def stack(tensors, dim=0):
     return StackBackward0.apply(*tensors, axis=dim % n)
 
 
+@export("split", method=True)
 def split(tensor, split_size_or_sections, dim=0):
     if tensor.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -213,6 +217,7 @@ def _piece(axis, start, n):
     return lambda a: a[sl]
 
 
+@export("chunk", method=True)
 def chunk(input, chunks, dim=0):
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
@@ -224,11 +229,13 @@ def chunk(input, chunks, dim=0):
     return split(input, max(-(-n // chunks), 1), dim)
 
 
+@export("unbind", method=True)
 def unbind(input, dim=0):
     axis = input._dim(dim)
     return UnbindBackward0.apply(input, axis=axis)
 
 
+@export("tensor_split", method=True)
 def tensor_split(input, indices_or_sections, dim=0):
     from ..indexing.getitem import getitem
     if input.ndim == 0:
@@ -266,21 +273,25 @@ def _split_along(input, sections, name, least, dim):
     return tensor_split(input, sections, dim)
 
 
+@export("hsplit", method=True)
 def hsplit(input, indices_or_sections):
     """Split along dim 1 (dim 0 for a 1-D tensor)."""
     return _split_along(input, indices_or_sections, "hsplit", 1, 1 if input.ndim > 1 else 0)
 
 
+@export("vsplit", method=True)
 def vsplit(input, indices_or_sections):
     """Split along dim 0 (at least 2-D)."""
     return _split_along(input, indices_or_sections, "vsplit", 2, 0)
 
 
+@export("dsplit", method=True)
 def dsplit(input, indices_or_sections):
     """Split along dim 2 (at least 3-D)."""
     return _split_along(input, indices_or_sections, "dsplit", 3, 2)
 
 
+@export("split_with_sizes", method=True)
 def split_with_sizes(input, split_sizes, dim=0):
     d = input._dim(dim)
     sizes = [int(s) for s in split_sizes]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export, tensor_method
 from ...tensor import Tensor
 from .._op import Op
 
@@ -12,6 +13,7 @@ def _raw(a):
     return a._data if isinstance(a, Tensor) else a
 
 
+@export("repeat_interleave", method=True)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     from ..indexing.getitem import getitem
     if repeats is None:   # repeat_interleave(repeats): the positions, each repeated
@@ -38,6 +40,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return getitem(input, (slice(None),) * d + (Tensor._make(where),))
 
 
+@export("tile", method=True)
 def tile(input, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
@@ -58,6 +61,7 @@ class RepeatBackward0(Op):
         return F.reshape(g, self.shape)
 
 
+@tensor_method("repeat")
 def repeat(input, *sizes):
     sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
     if len(sizes) < input.ndim:

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from ..._backend import xp_of
+from ..._exports import export
 from ..._promotion import result_type
 from ...tensor import Tensor
 from .._op import broadcast_error
@@ -30,14 +31,17 @@ def _atleast(shape_of, args):
     return out if many else out[0]
 
 
+@export("atleast_1d")
 def atleast_1d(*tensors):
     return _atleast(lambda s: s or (1,), tensors)
 
 
+@export("atleast_2d")
 def atleast_2d(*tensors):
     return _atleast(lambda s: (1, 1) if not s else (1,) + s if len(s) == 1 else s, tensors)
 
 
+@export("atleast_3d")
 def atleast_3d(*tensors):
     return _atleast(lambda s: (1, 1, 1) if not s else (1,) + s + (1,) if len(s) == 1
                     else s + (1,) if len(s) == 2 else s, tensors)
@@ -50,12 +54,14 @@ def _nonempty(tensors, name):
     return tensors
 
 
+@export("hstack")
 def hstack(tensors):
     from .joining import cat
     ts = atleast_1d(_nonempty(tensors, "hstack"))
     return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
+@export("row_stack", "vstack")
 def vstack(tensors):
     from .joining import cat
     return cat(atleast_2d(_nonempty(tensors, "vstack")), 0)
@@ -64,11 +70,13 @@ def vstack(tensors):
 row_stack = vstack
 
 
+@export("dstack")
 def dstack(tensors):
     from .joining import cat
     return cat(atleast_3d(_nonempty(tensors, "dstack")), 2)
 
 
+@export("column_stack")
 def column_stack(tensors):
     from .joining import cat
     ts = _nonempty(tensors, "column_stack")
@@ -76,6 +84,7 @@ def column_stack(tensors):
 
 
 # -- block matrices and index products ------------------------------------------------------------
+@export("block_diag")
 def block_diag(*tensors):
     """The tensors (0-D as 1x1, 1-D as a row) on the diagonal of a zero matrix."""
     from ..._creation import zeros
@@ -105,6 +114,7 @@ def _vectors(tensors):
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
 
 
+@export("cartesian_prod")
 def cartesian_prod(*tensors):
     """Every tuple (a_i, b_j, ...) as the rows of a matrix, the last tensor varying fastest."""
     from .joining import stack
@@ -115,6 +125,7 @@ def cartesian_prod(*tensors):
     return stack([g.reshape(-1) for g in grids], 1)
 
 
+@export("combinations")
 def combinations(input, r=2, with_replacement=False):
     """The length-r combinations of the entries of a vector, as rows, in lexicographic order of
     their positions."""
@@ -132,6 +143,7 @@ def combinations(input, r=2, with_replacement=False):
     return getitem(input, Tensor._make(idx))
 
 
+@export("meshgrid")
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids: output i holds tensor i expanded along the others' dimensions."""
     from .views import expand, reshape
@@ -161,6 +173,7 @@ def meshgrid(*tensors, indexing=None):
     return tuple(out)
 
 
+@export("broadcast_tensors")
 def broadcast_tensors(*tensors):
     from .views import expand
     try:
@@ -170,6 +183,7 @@ def broadcast_tensors(*tensors):
     return tuple(t if tuple(t.shape) == full else expand(t, *full) for t in tensors)
 
 
+@export("vander")
 def vander(x, N=None, increasing=False):
     """columns x ** (N-1), ..., x ** 0 (increasing: x ** 0 first)"""
     from ..pointwise.arithmetic import pow

@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _backend
+from ..._exports import export, tensor_method
 from ...tensor import scalar_name
+from ...tensor_inplace import inplace
 from .._op import Op
 
 
@@ -37,11 +39,13 @@ def _matrix(input, fn):
         raise RuntimeError(f"{fn}: input tensor must have at least 2 dimensions")
 
 
+@export("tril", method=True)
 def tril(input, diagonal=0):
     _matrix(input, "tril")
     return TrilBackward0.apply(input, diagonal=diagonal)
 
 
+@export("triu", method=True)
 def triu(input, diagonal=0):
     _matrix(input, "triu")
     return TriuBackward0.apply(input, diagonal=diagonal)
@@ -69,6 +73,7 @@ def _tri_indices(lower, row, col, offset, dtype, device, requires_grad):
     return _finish(_backend.on_device(device, make), requires_grad)
 
 
+@export("tril_indices")
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
                  requires_grad=False):
     """The (row, column) indices of the lower triangle of a row x col matrix, as a 2 x N
@@ -76,6 +81,7 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
     return _tri_indices(True, row, col, offset, dtype, device, requires_grad)
 
 
+@export("triu_indices")
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
                  requires_grad=False):
     """The (row, column) indices of the upper triangle of a row x col matrix (2 x N)."""
@@ -83,3 +89,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
 
 
 OPS = [TrilBackward0, TriuBackward0]
+
+
+tensor_method("tril_")(lambda s, diagonal=0: inplace(s, lambda t: tril(t, diagonal)))
+tensor_method("triu_")(lambda s, diagonal=0: inplace(s, lambda t: triu(t, diagonal)))

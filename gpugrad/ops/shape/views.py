@@ -10,8 +10,10 @@ import numpy as np
 
 from ... import _backend
 from ..._backend import xp_of
+from ..._exports import export, tensor_method
 from ...autograd.grad_mode import state as grad_state
 from ...tensor import Size, Tensor
+from ...tensor_inplace import check
 from .._op import Op, unbroadcast
 
 
@@ -189,6 +191,7 @@ def _zeros_t(ref, shape):
 
 
 # -- public functions ---------------------------------------------------------------------------
+@export("reshape", method=True)
 def reshape(input, *shape):
     shape = _shape_arg(shape)
     for i, n in enumerate(shape):
@@ -212,6 +215,7 @@ def _reshapes_to_view(x, shape) -> bool:
     return v.base is not None and (v.base is x or v.base is x.base)
 
 
+@tensor_method("view")
 def view(input, *shape):
     if isinstance(shape[0] if shape else None, np.dtype) or (
             shape and isinstance(shape[0], type)):
@@ -226,6 +230,7 @@ def view(input, *shape):
     return reshape(input, *shape)
 
 
+@export("flatten", method=True)
 def flatten(input, start_dim=0, end_dim=-1):
     s, e = input._dim(start_dim), input._dim(end_dim)
     if s > e:
@@ -236,6 +241,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
+@export("squeeze", method=True)
 def squeeze(input, dim=None):
     shape = input._data.shape
     if dim is None:
@@ -250,6 +256,7 @@ def squeeze(input, dim=None):
     return _view_op(SqueezeBackward1 if one else SqueezeBackward2, input, new)
 
 
+@export("unsqueeze", method=True)
 def unsqueeze(input, dim):
     n = input.ndim + 1
     if not -n <= dim < n:
@@ -265,6 +272,7 @@ def _view_op(cls, input, shape):
     return _as_view(y, input, lambda a: a.reshape(shape))
 
 
+@tensor_method("expand")
 def expand(input, *sizes):
     sizes = _shape_arg(sizes)
     shape = input._data.shape
@@ -276,14 +284,17 @@ def expand(input, *sizes):
     return ExpandBackward0.apply(input, shape=full)
 
 
+@tensor_method("expand_as")
 def expand_as(input, other):
     return expand(input, other._data.shape)
 
 
+@export("broadcast_to", method=True)
 def broadcast_to(input, shape):
     return expand(input, tuple(shape))
 
 
+@export("permute", method=True)
 def permute(input, *dims):
     dims = _shape_arg(dims)
     n = input.ndim
@@ -298,6 +309,7 @@ def permute(input, *dims):
     return _as_view(y, input, lambda a: a.transpose(axes))
 
 
+@export("transpose", "swapaxes", "swapdims", method=True)
 def transpose(input, dim0, dim1):
     axes = list(range(input.ndim))
     d0, d1 = input._dim(dim0), input._dim(dim1)   # a 0-d tensor takes dims -1 and 0
@@ -311,6 +323,7 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
+@export("t", method=True)
 def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
@@ -320,10 +333,12 @@ def t(input):
     return _as_view(y, input, lambda a: a.transpose(axes))
 
 
+@export("clone", method=True)
 def clone(input, *, memory_format=None):
     return CloneBackward0.apply(input)
 
 
+@tensor_method("contiguous")
 def contiguous(input, memory_format=None):
     """``input`` dense in row-major order, or in the order ``memory_format`` names
     (``channels_last``: N, H, W, C fastest last, the shape unchanged)."""
@@ -337,10 +352,12 @@ def contiguous(input, memory_format=None):
     return permute(contiguous(permute(input, axes)), inverse)
 
 
+@export("ravel", method=True)
 def ravel(input):
     return reshape(input, -1)
 
 
+@export("movedim", "moveaxis", method=True)
 def movedim(input, source, destination):
     src = (source,) if isinstance(source, int) else tuple(source)
     dst = (destination,) if isinstance(destination, int) else tuple(destination)
@@ -393,6 +410,7 @@ class DiagonalBackward0(Op):
         return F.index_add(self.shape, self.where, gy)
 
 
+@export("diagonal", method=True)
 def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = input._dim(dim1), input._dim(dim2)
     if d1 == d2:
@@ -401,6 +419,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return _as_view(y, input, lambda a: _diagonal_view(a, offset, d1, d2))
 
 
+@export("unflatten", method=True)
 def unflatten(input, dim, sizes):
     d = input._dim(dim)
     sizes = list(sizes)
@@ -462,6 +481,7 @@ def _window_index(xp, shape, dim, size, step):
     return tuple(index)
 
 
+@tensor_method("unfold")
 def unfold(input, dimension, size, step):
     d = input._dim(dimension) if input.ndim else 0
     n = input.shape[d] if input.ndim else 1
@@ -473,6 +493,7 @@ def unfold(input, dimension, size, step):
     return _as_view(y, input, lambda a: _unfold_view(a, d, size, step))
 
 
+@export("narrow", method=True)
 def narrow(input, dim, start, length):
     from ..indexing.getitem import getitem
     if input.ndim == 0:
@@ -493,6 +514,7 @@ def narrow(input, dim, start, length):
 
 
 # -- not differentiable ---------------------------------------------------------------------------
+@export("broadcast_shapes")
 def broadcast_shapes(*shapes):
     """The shape tensors of these shapes broadcast to, without making any tensor."""
     result: list = []
@@ -516,3 +538,69 @@ def broadcast_shapes(*shapes):
 OPS = [ViewBackward0, UnsafeViewBackward0, SqueezeBackward0, SqueezeBackward1, SqueezeBackward2,
        AliasBackward0, UnsqueezeBackward0, ExpandBackward0, PermuteBackward0, TransposeBackward0,
        TBackward0, CloneBackward0, ToCopyBackward0, DiagonalBackward0, UnfoldBackward0]
+
+
+# -- Tensor methods: transposes as properties, shapes of another tensor, in-place shape changes ---
+tensor_method("T")(property(lambda s: permute(s, *range(s.ndim)[::-1])))
+
+
+@tensor_method("mT")
+@property
+def _mT(self):  # noqa: N802  (PyTorch's name)
+    if self.ndim == 1:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
+                           "1-D tensor.")
+    return self if self.ndim == 0 else transpose(self, -2, -1)
+
+
+tensor_method("view_as")(lambda s, o: view(s, o._data.shape))
+tensor_method("reshape_as")(lambda s, o: reshape(s, o._data.shape))
+tensor_method("narrow_copy")(lambda s, dim, start, length: narrow(s, dim, start, length).clone())
+
+
+@export("narrow_copy")
+def narrow_copy(input, dim, start, length):
+    return input.narrow_copy(dim, start, length)
+
+
+@tensor_method("sum_to_size")
+def _sum_to_size(self, *size):
+    from ..reduction.reduce import sum as sum_
+    target = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+    lead = self.ndim - len(target)
+    if lead < 0 or any(t not in (1, s) for t, s in zip(target, self.shape[lead:])):
+        raise RuntimeError(f"size {{{list(target)}}} is not expandable to size "
+                           f"{{{list(self.shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, t in enumerate(target)
+                                      if t == 1 and self.shape[lead + i] != 1)
+    return sum_(self, dims, keepdim=True).reshape(target) if dims else self
+
+
+def _reshape_(fn):
+    """In-place shape change (``squeeze_``, ``unsqueeze_``, ``t_``): the tensor takes the view's
+    shape and, when recording, its node."""
+    def op(self, *args):
+        check(self)
+        y = fn(self, *args)
+        self._data = y._data
+        if y.grad_fn is not None:
+            self.grad_fn, self._out_nr = y.grad_fn, y._out_nr
+        return self
+    return op
+
+
+tensor_method("squeeze_")(_reshape_(lambda s, *dim: s.squeeze(*dim)))
+tensor_method("unsqueeze_")(_reshape_(lambda s, dim: s.unsqueeze(dim)))
+tensor_method("t_")(_reshape_(lambda s: s.t()))
+tensor_method("transpose_")(_reshape_(lambda s, d0, d1: s.transpose(d0, d1)))
+
+
+@tensor_method("swapaxes_", "swapdims_")
+def _swap_(self, dim0, dim1):
+    """In place: the tensor takes the transposed view's shape and node."""
+    check(self)
+    y = transpose(self, dim0, dim1)
+    self._data = y._data
+    if y.grad_fn is not None:
+        self.grad_fn, self._out_nr = y.grad_fn, y._out_nr
+    return self

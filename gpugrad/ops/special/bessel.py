@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._exports import export, method_as_function
 from . import _bessel as bessel
 from ._numerics import _raw, i0_array, i1_array
 from .error import _Scaled, _tensor_input
@@ -100,6 +101,7 @@ class SpecialI1Backward0(_Special):
         return gy * ((i0_ - i1_ / (x + zero)) * (1 - zero) + zero * 0.5)
 
 
+@export("i0", method=True, inplace=True)
 def i0(input):
     return I0Backward0.apply(input)
 
@@ -109,3 +111,6 @@ def i1(input):
 
 
 OPS = [SpecialI0EBackward0, SpecialI1EBackward0, I0Backward0, SpecialI1Backward0]
+
+
+method_as_function("i0_")

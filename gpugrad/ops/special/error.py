@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ..._exports import export, method_as_function
 from ...tensor import Tensor
 from .._op import Op
 from ..pointwise.arithmetic import _float
@@ -73,10 +74,12 @@ class SpecialLogNdtrBackward0(Op):
         return gy * F.exp(-(x * x) * 0.5 - y) * (1 / math.sqrt(2 * math.pi))
 
 
+@export("erfc", method=True, inplace=True)
 def erfc(input):
     return ErfcBackward0.apply(input)
 
 
+@export("erfinv", method=True, inplace=True)
 def erfinv(input):
     return ErfinvBackward0.apply(input)
 
@@ -133,3 +136,6 @@ def erfcx(input, *, out=None):
 
 OPS = [ErfcBackward0, ErfinvBackward0, SpecialNdtriBackward0, SpecialLogNdtrBackward0,
        SpecialErfcxBackward0]
+
+
+method_as_function("erfc_")

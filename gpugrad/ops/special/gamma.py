@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 
 from ..._backend import xp_of
+from ..._exports import export, tensor_method
+from ...tensor_inplace import inplace
 from .._op import Op
 from ..pointwise.arithmetic import _float
 from ._numerics import _back, _raw, digamma_array, lgamma_array, polygamma_array
@@ -87,14 +89,17 @@ class MvlgammaBackward0(Op):
 
 
 # -- public functions ---------------------------------------------------------------------------
+@export("lgamma", method=True, inplace=True)
 def lgamma(input):
     return LgammaBackward0.apply(input)
 
 
+@export("digamma", method=True, inplace=True)
 def digamma(input):
     return DigammaBackward0.apply(input)
 
 
+@export("polygamma")
 def polygamma(n, input):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
@@ -103,6 +108,7 @@ def polygamma(n, input):
     return PolygammaBackward0.apply(input, n=int(n))
 
 
+@export("mvlgamma", method=True, inplace=True)
 def mvlgamma(input, p):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
@@ -110,3 +116,8 @@ def mvlgamma(input, p):
 
 
 OPS = [LgammaBackward0, DigammaBackward0, PolygammaBackward0, MvlgammaBackward0]
+
+
+# -- Tensor methods (polygamma takes n first) -----------------------------------------------------
+tensor_method("polygamma")(lambda s, n: polygamma(n, s))
+tensor_method("polygamma_")(lambda s, n: inplace(s, lambda t: polygamma(n, t)))

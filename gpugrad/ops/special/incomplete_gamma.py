@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._exports import export
 from ..._promotion import result_type
 from ...tensor import Tensor
 from .._op import Op
@@ -69,12 +70,14 @@ def _both_tensors(name, input, other):
                             f"{type(v).__name__}")
 
 
+@export("igamma", method=True)
 def igamma(input, other, *, out=None):
     """P(input, other); the gradient in ``input`` is not implemented (as in PyTorch)."""
     _both_tensors("igamma", input, other)
     return _out(IgammaBackward0.apply(input, other), out)
 
 
+@export("igammac", method=True)
 def igammac(input, other, *, out=None):
     """Q(input, other) = 1 - P(input, other)."""
     _both_tensors("igammac", input, other)

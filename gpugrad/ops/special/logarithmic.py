@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ..._backend import xp_of
+from ..._exports import export, method_as_function
 from ...tensor import Tensor
 from .._op import Op
 from ..pointwise.arithmetic import _float
@@ -100,14 +101,17 @@ def _log1p(x):
     return log1p(x)
 
 
+@export("logit", method=True, inplace=True)
 def logit(input, eps=None):
     return LogitBackward0.apply(input, eps=None if eps is None or eps < 0 else float(eps))
 
 
+@export("sinc", method=True, inplace=True)
 def sinc(input):
     return SincBackward0.apply(input)
 
 
+@export("xlog1py", method=True, inplace=True)
 def xlog1py(input, other):
     if not isinstance(input, Tensor):
         return SpecialXlog1PyBackward1.apply(input, other)
@@ -122,3 +126,6 @@ def entr(input):
 
 OPS = [LogitBackward0, SincBackward0, SpecialEntrBackward0, SpecialXlog1PyBackward0,
        SpecialXlog1PyBackward1, SpecialXlog1PyBackward2]
+
+
+method_as_function("logit_", "sinc_")

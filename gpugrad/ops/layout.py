@@ -1,0 +1,27 @@
+"""What a tensor answers about its layout and kind without computing: gpugrad's tensors are
+dense and strided (``is_sparse``, ``is_quantized`` ... are False, ``to_dense`` is the tensor),
+``ndimension``, whether it is a view; and the top-level forms of Tensor's own ``detach``,
+``detach_`` and ``is_inference``."""
+from __future__ import annotations
+
+from .._exports import export, method_as_function, tensor_method
+
+for _name in ("is_sparse", "is_quantized", "is_meta", "is_nested", "is_mkldnn"):
+    tensor_method(_name)(property(lambda s: False))
+tensor_method("to_dense")(
+    lambda s, dtype=None, *, masked_grad=None: s if dtype is None else s.to(dtype))
+tensor_method("ndimension")(lambda s: s.ndim)
+tensor_method("_is_view")(lambda s: s._base is not None)
+
+
+@export("is_inference")
+def is_inference(input) -> bool:
+    return input.is_inference()
+
+
+@export("detach")
+def detach(input):
+    return input.detach()
+
+
+method_as_function("detach_")
