@@ -12,7 +12,9 @@ import pkgutil
 
 from .. import _exports, storage  # noqa: F401  (storage declares the memory queries)
 from ..tensor import Tensor
-from . import _op
+
+# _op is the base; the others hold the Tensor methods that are not ops of a family, by concept
+from . import _op, complex, conversion, creation, fill, layout, random  # noqa: F401
 
 
 def _family_modules():
@@ -27,9 +29,6 @@ REGISTRY = {cls.__name__: cls for m in _family_modules() for cls in m.OPS}
 
 for _cls in REGISTRY.values():
     _op.specialise_run(_cls)
-
-# the Tensor methods that are not ops of a family, by concept
-from . import complex, conversion, creation, fill, layout, random  # noqa: E402,F401,I001
 
 # every declared method, operator and in-place form, on Tensor
 for _name, _obj in _exports.METHODS.items():
