@@ -3,31 +3,18 @@ with the same casts written by hand (values and gradients), nesting and decorato
 Function hooks."""
 from __future__ import annotations
 
-import re
 import warnings
 
 import numpy as np
 import pytest
-from conftest import cuda_available, tensor, to_numpy
+from conftest import cuda_available, to_numpy
 
 import gpugrad
 import gpugrad.nn as nn
 import gpugrad.nn.functional as F
 from gpugrad import amp
-
-F16, F32, F64 = gpugrad.float16, gpugrad.float32, gpugrad.float64
-
-
-def raises(kind, message):
-    return pytest.raises(kind, match="^" + re.escape(message) + "$")
-
-
-def autocast(device):
-    return amp.autocast(device, dtype=F16)
-
-
-def T(a, device, dtype=F32, requires_grad=False):
-    return tensor(np.asarray(a), device, dtype, requires_grad)
+from tests.amp._autocast import F16, F32, F64, T, autocast
+from tests.amp._errors import raises
 
 
 def test_products_and_convolutions_run_in_float16(device, rng):

@@ -2,30 +2,16 @@
 is installed), and a mixed-precision training loop that learns."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
-from conftest import tensor, to_numpy
+from conftest import to_numpy
 
 import gpugrad
 import gpugrad.nn as nn
 import gpugrad.nn.functional as F
 from gpugrad import amp
-
-F16, F32, F64 = gpugrad.float16, gpugrad.float32, gpugrad.float64
-
-
-def raises(kind, message):
-    return pytest.raises(kind, match="^" + re.escape(message) + "$")
-
-
-def autocast(device):
-    return amp.autocast(device, dtype=F16)
-
-
-def T(a, device, dtype=F32, requires_grad=False):
-    return tensor(np.asarray(a), device, dtype, requires_grad)
+from tests.amp._autocast import F32, T, autocast
+from tests.amp._errors import raises
 
 
 # -- GradScaler ----------------------------------------------------------------------------------

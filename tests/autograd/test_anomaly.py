@@ -2,7 +2,6 @@
 check and the hint added to in-place errors."""
 from __future__ import annotations
 
-import re
 import sys
 import warnings
 
@@ -12,15 +11,8 @@ from conftest import to_numpy
 
 import gpugrad
 from gpugrad.autograd import Function
-
-
-def first(sentence: str) -> str:
-    """A ``match=`` pattern: the message starts with ``sentence``, verbatim."""
-    return "^" + re.escape(sentence)
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+from tests.autograd._errors import first
+from tests.autograd._tensors import t
 
 
 # -- anomaly mode --------------------------------------------------------------------------------

@@ -16,23 +16,10 @@ import pytest
 from conftest import cuda_available, to_numpy
 
 import gpugrad
+from tests.autograd._errors import SECOND_BACKWARD, first
+from tests.autograd._tensors import t
 
-SECOND_BACKWARD = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward.")
 NONLEAF_GRAD = "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed."
-
-
-def first(sentence: str) -> str:
-    """A ``match=`` pattern: the message starts with ``sentence``, verbatim."""
-    return "^" + re.escape(sentence)
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 # -- graph shapes -------------------------------------------------------------------------------

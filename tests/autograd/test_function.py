@@ -14,6 +14,7 @@ import gpugrad
 import gpugrad.autograd.forward_ad as fwAD
 from gpugrad.autograd import Function, gradcheck, gradgradcheck
 from gpugrad.func import grad, vmap
+from tests.autograd._tensors import t
 
 DOCS = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
 DIRTY_LEAF = "a leaf Variable that requires grad has been used in an in-place operation."
@@ -24,10 +25,6 @@ NOT_RETURNED = ("Some elements marked as dirty during the forward method were no
 
 def exact(message: str) -> str:
     return "^" + re.escape(message) + "$"
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def make(name, forward, setup_context=None, backward=None, **attrs):

@@ -12,22 +12,9 @@ from conftest import to_numpy
 
 import gpugrad
 from gpugrad.autograd import Function, gradcheck, once_differentiable
-
-SECOND_BACKWARD = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward.")
-
-
-def first(sentence: str) -> str:
-    """A ``match=`` pattern: the message starts with ``sentence``, verbatim."""
-    return "^" + re.escape(sentence)
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+from tests.autograd._errors import SECOND_BACKWARD, first
+from tests.autograd._functions import Square
+from tests.autograd._tensors import t
 
 
 # -- custom Function ----------------------------------------------------------------------------
@@ -137,18 +124,6 @@ def test_function_with_two_outputs_gets_both_gradients(device):
     assert y.grad_fn is z.grad_fn and (y.output_nr, z.output_nr) == (0, 1)
     (y * z).sum().backward()  # d/dx 6 x^2 = 12 x
     np.testing.assert_allclose(to_numpy(x.grad), [12.0, 24.0])
-
-
-class Square(Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return a ** 2
-
-    @staticmethod
-    def backward(ctx, g):
-        a, = ctx.saved_tensors
-        return g * 2 * a
 
 
 def test_function_double_backward(device):

@@ -2,34 +2,14 @@
 non-contiguous inputs."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
 import gpugrad
 from gpugrad.autograd import Function, GradcheckError, gradcheck
-
-
-def first(sentence: str) -> str:
-    """A ``match=`` pattern: the message starts with ``sentence``, verbatim."""
-    return "^" + re.escape(sentence)
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
-
-
-class Square(Function):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return a ** 2
-
-    @staticmethod
-    def backward(ctx, g):
-        a, = ctx.saved_tensors
-        return g * 2 * a
+from tests.autograd._errors import first
+from tests.autograd._functions import Square
+from tests.autograd._tensors import t
 
 
 # -- gradcheck ----------------------------------------------------------------------------------

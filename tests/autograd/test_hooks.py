@@ -3,21 +3,12 @@ accumulate-grad hooks, register_multi_grad_hook and increment_version; PyTorch's
 word."""
 from __future__ import annotations
 
-import re
-
 import pytest
 from conftest import to_numpy
 
 import gpugrad
-
-
-def first(sentence: str) -> str:
-    """A ``match=`` pattern: the message starts with ``sentence``, verbatim."""
-    return "^" + re.escape(sentence)
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+from tests.autograd._errors import first
+from tests.autograd._tensors import t
 
 
 # -- hooks ------------------------------------------------------------------------------------

@@ -3,27 +3,18 @@ modified, in-place ops on leaves, views and detached tensors, setitem's CopySlic
 errors word for word."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 from conftest import to_numpy
 
 import gpugrad
 from gpugrad.autograd import gradcheck
+from tests.autograd._errors import first
+from tests.autograd._tensors import t
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
                         "in-place operation.")
-
-
-def first(sentence: str) -> str:
-    """A ``match=`` pattern: the message starts with ``sentence``, verbatim."""
-    return "^" + re.escape(sentence)
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 # -- in-place ---------------------------------------------------------------------------------

@@ -11,15 +11,8 @@ import gpugrad
 from gpugrad import distributions as D
 from gpugrad.distributions import constraints as C
 from gpugrad.distributions import transforms as T
-
-F64 = gpugrad.float64
-
-
-@pytest.fixture(autouse=True)
-def _default_validation():
-    saved = D.Distribution._validate_args
-    yield
-    D.Distribution._validate_args = saved
+from tests.distributions._tensors import F64
+from tests.distributions._validation import _default_validation  # noqa: F401 (autouse)
 
 
 def close(a, b, rtol=1e-10, atol=1e-12):

@@ -12,21 +12,10 @@ from conftest import tensor, to_numpy
 import gpugrad
 from gpugrad import distributions as D
 from gpugrad.autograd import gradcheck
-
-F64 = gpugrad.float64
-LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
-
-
-@pytest.fixture(autouse=True)
-def _default_validation():
-    """Validation is a class-wide default: a test that turns it off must not leak."""
-    saved = D.Distribution._validate_args
-    yield
-    D.Distribution._validate_args = saved
-
-
-def grad_tensor(data, device="cpu"):
-    return tensor(data, device, F64, requires_grad=True)
+from tests.distributions._oracle import _evaluate
+from tests.distributions._special import LOG_SQRT_2PI
+from tests.distributions._tensors import F64, grad_tensor
+from tests.distributions._validation import _default_validation  # noqa: F401 (autouse)
 
 
 def assert_on(t, device):
@@ -745,16 +734,6 @@ def _cases(mod):
 
 ORACLE_METHODS = ("log_prob", "entropy", "mean", "variance", "stddev", "mode", "cdf", "icdf",
                   "probs", "logits", "covariance_matrix", "precision_matrix", "scale_tril")
-
-
-def _evaluate(d, value, m):
-    if m in ("log_prob", "cdf"):
-        return getattr(d, m)(value)
-    if m == "icdf":
-        return d.icdf(d.cdf(value))
-    if m == "entropy":
-        return d.entropy()
-    return getattr(d, m)
 
 
 @pytest.mark.parametrize("name", list(_cases(gpugrad)))

@@ -9,13 +9,7 @@ from conftest import tensor, to_numpy
 
 from gpugrad import distributions as D
 from gpugrad.distributions.exp_family import ExponentialFamily
-
-
-@pytest.fixture(autouse=True)
-def _default_validation():
-    saved = D.Distribution._validate_args
-    yield
-    D.Distribution._validate_args = saved
+from tests.distributions._validation import _default_validation  # noqa: F401 (autouse)
 
 
 def close(a, b, rtol=1e-10, atol=1e-12):

@@ -10,12 +10,7 @@ from conftest import tensor, to_numpy
 
 import gpugrad
 from gpugrad import distributions as D
-
-
-def _mvlgamma(a, p):
-    """log Gamma_p(a) = p (p - 1) / 4 log pi + sum_{j=1..p} lgamma(a + (1 - j) / 2)"""
-    return p * (p - 1) / 4 * math.log(math.pi) + sum(math.lgamma(a + (1 - j) / 2)
-                                                     for j in range(1, p + 1))
+from tests.distributions._special import _mvlgamma
 
 
 # -- LKJCholesky --------------------------------------------------------------------------------

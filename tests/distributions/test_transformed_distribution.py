@@ -13,24 +13,13 @@ import gpugrad
 from gpugrad import distributions as D
 from gpugrad.autograd import gradcheck
 from gpugrad.distributions import transforms as T
-
-F64 = gpugrad.float64
-LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
-
-
-@pytest.fixture(autouse=True)
-def _default_validation():
-    saved = D.Distribution._validate_args
-    yield
-    D.Distribution._validate_args = saved
+from tests.distributions._special import LOG_SQRT_2PI
+from tests.distributions._tensors import grad_tensor
+from tests.distributions._validation import _default_validation  # noqa: F401 (autouse)
 
 
 def close(a, b, rtol=1e-12, atol=1e-12):
     np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=rtol, atol=atol)
-
-
-def grad_tensor(data, device="cpu"):
-    return tensor(data, device, F64, requires_grad=True)
 
 
 def normal_logpdf(x, loc, scale):

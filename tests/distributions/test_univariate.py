@@ -13,16 +13,11 @@ from conftest import tensor, to_numpy
 import gpugrad
 from gpugrad import distributions as D
 from gpugrad.autograd import gradcheck
+from tests.distributions._oracle import _evaluate
+from tests.distributions._special import LOG_SQRT_2PI
+from tests.distributions._validation import _default_validation  # noqa: F401 (autouse)
 
 EULER = 0.57721566490153286060
-LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
-
-
-@pytest.fixture(autouse=True)
-def _default_validation():
-    saved = D.Distribution._validate_args
-    yield
-    D.Distribution._validate_args = saved
 
 
 def grad_tensor(data, device="cpu"):
@@ -525,16 +520,6 @@ def _cases(mod):
 NOT_BUILT: set = set()   # (distribution, method) pairs PyTorch has and gpugrad does not
 ORACLE_METHODS = ("log_prob", "entropy", "mean", "mode", "variance", "stddev", "cdf", "icdf",
                   "probs", "logits")
-
-
-def _evaluate(d, value, m):
-    if m in ("log_prob", "cdf"):
-        return getattr(d, m)(value)
-    if m == "icdf":
-        return d.icdf(d.cdf(value))
-    if m == "entropy":
-        return d.entropy()
-    return getattr(d, m)
 
 
 @pytest.mark.parametrize("name", list(_cases(gpugrad)))

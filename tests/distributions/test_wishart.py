@@ -13,6 +13,7 @@ import gpugrad
 from gpugrad import distributions as D
 from gpugrad.autograd import gradcheck
 from gpugrad.distributions.exp_family import ExponentialFamily
+from tests.distributions._special import _mvlgamma
 
 P = 3
 
@@ -20,12 +21,6 @@ P = 3
 def _spd(rng, batch=(), p=P, ridge=1.0):
     a = rng.normal(size=batch + (p, p))
     return a @ np.swapaxes(a, -1, -2) + ridge * np.eye(p)
-
-
-def _mvlgamma(a, p):
-    """log Gamma_p(a) = p (p - 1) / 4 log pi + sum_{j=1..p} lgamma(a + (1 - j) / 2)"""
-    return p * (p - 1) / 4 * math.log(math.pi) + sum(math.lgamma(a + (1 - j) / 2)
-                                                     for j in range(1, p + 1))
 
 
 def _digamma(x):

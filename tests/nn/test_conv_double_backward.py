@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import tensor, to_numpy
+from conftest import to_numpy
 
 import gpugrad
 import gpugrad.nn as nn
 import gpugrad.nn.functional as F
 from gpugrad.autograd import gradgradcheck
-
-
-def T(a, device, requires_grad=False):
-    return tensor(np.asarray(a, dtype=np.float64), device, requires_grad=requires_grad)
-
+from tests.nn._tensors import T
 
 CONVS = [
     ("conv2d", (4, 3, 2), dict()),

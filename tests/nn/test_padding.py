@@ -8,20 +8,17 @@ import re
 
 import numpy as np
 import pytest
-from conftest import tensor, to_numpy
+from conftest import to_numpy
 
 import gpugrad
 import gpugrad.nn as nn
 import gpugrad.nn.functional as F
 from gpugrad.autograd import gradcheck, gradgradcheck
+from tests.nn._tensors import T
 
 
 def raises(kind, message):
     return pytest.raises(kind, match="^" + re.escape(message) + "$")
-
-
-def T(a, device, requires_grad=False):
-    return tensor(np.asarray(a, dtype=np.float64), device, requires_grad=requires_grad)
 
 
 ROW = [[0.0, 1.0, 2.0, 3.0, 4.0]]

@@ -12,6 +12,7 @@ from conftest import tensor, to_numpy
 
 import gpugrad
 from gpugrad.ops.indexing.getitem import SEQUENCE_WARNING, UINT8_WARNING
+from tests.ops._tensors import X, idx, t
 
 
 def test_put_and_index_put(device):
@@ -31,18 +32,6 @@ def test_put_and_index_put(device):
     np.testing.assert_array_equal(to_numpy(u), [[0, 0, -1], [-1, 0, 0]])
     with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 1 with size 3"):
         u.index_put_((rows, rows + 3), tensor(1.0, device))
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
-                          requires_grad=requires_grad)
-
-
-def idx(data, device="cpu"):
-    return gpugrad.tensor(np.asarray(data), device=device)
-
-
-X = [[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]]
 
 
 def test_gather_and_index_select_add_repeated_gradients(device):
@@ -166,7 +155,7 @@ def grad_fn_chain(t):
 ])
 def test_int_beside_index_array_selects_first(device, index, shape, first):
     x = x3(device)
-    for idx in (index, tuple(gpugrad.tensor(i, device=device) if isinstance(i, list) else i
+    for idx in (index, tuple(gpugrad.tensor(i, device=device) if isinstance(i, list) else i  # noqa: F402
                              for i in index)):
         y = x[idx]
         assert tuple(y.shape) == shape

@@ -4,27 +4,14 @@ Decompositions and solvers: test_linalg_decompositions.py."""
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
 from conftest import tensor, to_numpy
 
 import gpugrad
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
-                          requires_grad=requires_grad)
-
-
-def idx(data, device="cpu"):
-    return gpugrad.tensor(np.asarray(data), device=device)
-
-
-def raises(kind, message, call):
-    with pytest.raises(kind, match="^" + re.escape(message)):
-        call()
+from tests.ops._errors import raises
+from tests.ops._tensors import idx, t
 
 
 # -- linear algebra ------------------------------------------------------------------------------

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 
 import gpugrad
+from tests.ops._tensors import values
 
 
 def raises(kind, message, call):
@@ -16,10 +16,6 @@ def raises(kind, message, call):
     with pytest.raises(kind, match="^" + re.escape(message) + "$") as info:
         call()
     assert type(info.value) is kind
-
-
-def values(t):
-    return np.asarray(t.numpy()).tolist()
 
 
 F = gpugrad.ones

@@ -9,11 +9,7 @@ import pytest
 from conftest import to_numpy
 
 import gpugrad
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
-                          requires_grad=requires_grad)
+from tests.ops._tensors import t
 
 
 # -- PyTorch as the oracle -----------------------------------------------------------------------

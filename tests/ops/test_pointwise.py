@@ -4,28 +4,15 @@ ops/pointwise (hypot, xlogy, fmod ...); values, gradients, node names and PyTorc
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
 from conftest import tensor, to_numpy
 
 import gpugrad
-from gpugrad.autograd import gradcheck, gradgradcheck
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
-                          requires_grad=requires_grad)
-
-
-def idx(data, device="cpu"):
-    return gpugrad.tensor(np.asarray(data), device=device)
-
-
-def raises(kind, message, call):
-    with pytest.raises(kind, match="^" + re.escape(message)):
-        call()
+from tests.ops._errors import raises
+from tests.ops._gradients import _check_grads
+from tests.ops._tensors import _leaf, idx, t
 
 
 # -- misc ----------------------------------------------------------------------------------------
@@ -231,15 +218,6 @@ def test_bitwise(device):
 
 
 NAN, INF = float("nan"), float("inf")
-
-
-def _check_grads(fn, *inputs):
-    assert gradcheck(fn, inputs, eps=1e-6, atol=1e-6)
-    assert gradgradcheck(fn, inputs, eps=1e-6, atol=1e-5)
-
-
-def _leaf(rng, shape, device, lo=-2.0, hi=2.0):
-    return tensor(rng.uniform(lo, hi, shape), device, requires_grad=True)
 
 
 # -- pointwise ----------------------------------------------------------------------------------

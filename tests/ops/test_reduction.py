@@ -14,6 +14,9 @@ import pytest
 from conftest import tensor, to_numpy
 
 import gpugrad
+from tests.ops._errors import raises
+from tests.ops._gradients import grad_of
+from tests.ops._tensors import same, t
 
 NAN = float("nan")
 
@@ -139,11 +142,6 @@ def test_histogram(device):
         gpugrad.histogram(tensor([1.0], device), 0)
 
 
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
-                          requires_grad=requires_grad)
-
-
 def test_trace_diag_median_and_moments(device):
     x = t(np.arange(12.0).reshape(3, 4), device, True)
     assert gpugrad.trace(x).item() == 0.0 + 5.0 + 10.0
@@ -204,23 +202,6 @@ def test_bincount_unique_floor_divide_sgn(device):
     assert gpugrad.sgn(gpugrad.tensor([-2.0, 0.0, 3.0], device=device)).tolist() == [-1, 0, 1]
     t = gpugrad.tensor([-2.0, 3.0], device=device)
     assert t.abs_() is t and t.tolist() == [2.0, 3.0]
-
-
-def raises(kind, message, call):
-    with pytest.raises(kind, match="^" + re.escape(message)):
-        call()
-
-
-def grad_of(fn, data, device, gy=None):
-    """fn(x).backward(gy) for x = data (float64, on device); returns (value, x.grad) as lists."""
-    x = t(data, device, True)
-    y = fn(x)
-    y.backward(None if gy is None else t(gy, device))
-    return to_numpy(y.detach()).tolist(), to_numpy(x.grad).tolist()
-
-
-def same(a, b):
-    np.testing.assert_array_equal(np.asarray(a, dtype=np.float64), np.asarray(b, np.float64))
 
 
 # -- amax / amin ----------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ masked_scatter and take_along_dim: exact values, in-place forms, ties, gradients
 errors. Gradients of every form against finite differences: op_db / test_op_db.py."""
 from __future__ import annotations
 
-import re
 import warnings
 
 import numpy as np
@@ -12,20 +11,8 @@ from conftest import tensor, to_numpy
 
 import gpugrad
 from gpugrad.ops.indexing import scatter
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
-                          requires_grad=requires_grad)
-
-
-def idx(data, device="cpu"):
-    return gpugrad.tensor(np.asarray(data), device=device)
-
-
-def raises(kind, message, call):
-    with pytest.raises(kind, match="^" + re.escape(message)):
-        call()
+from tests.ops._errors import raises
+from tests.ops._tensors import idx, t
 
 
 # -- scatter family -------------------------------------------------------------------------------

@@ -10,12 +10,8 @@ import pytest
 from conftest import tensor, to_numpy
 
 import gpugrad
-from gpugrad.autograd import gradcheck, gradgradcheck
-
-
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
-                          requires_grad=requires_grad)
+from tests.ops._gradients import _check_grads
+from tests.ops._tensors import X, _leaf, idx, t
 
 
 def test_diagonal_is_a_writable_view_and_select_picks(device):
@@ -99,15 +95,6 @@ def test_broadcast_shapes():
                                            r"but expected shape should be broadcastable to "
                                            r"\[2, 3\]"):
         gpugrad.broadcast_shapes((2, 3), (4, 3))
-
-
-def _check_grads(fn, *inputs):
-    assert gradcheck(fn, inputs, eps=1e-6, atol=1e-6)
-    assert gradgradcheck(fn, inputs, eps=1e-6, atol=1e-5)
-
-
-def _leaf(rng, shape, device, lo=-2.0, hi=2.0):
-    return tensor(rng.uniform(lo, hi, shape), device, requires_grad=True)
 
 
 # -- shape, indexing, scatters --------------------------------------------------------------------
@@ -241,13 +228,6 @@ def test_renorm_narrow_copy_sum_to_size(device):
     with pytest.raises(RuntimeError, match=r"size \{\[3, 3\]\} is not expandable to size "
                                            r"\{\[2, 3\]\}\."):
         m.sum_to_size(3, 3)
-
-
-def idx(data, device="cpu"):
-    return gpugrad.tensor(np.asarray(data), device=device)
-
-
-X = [[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]]
 
 
 def test_repeat_narrow_roll_flip_cumsum_tril(device):

@@ -9,6 +9,8 @@ import pytest
 from conftest import tensor, to_numpy
 
 import gpugrad
+from tests.ops._gradients import grad_of
+from tests.ops._tensors import X, same, t
 
 NAN = float("nan")
 
@@ -61,14 +63,6 @@ def test_searchsorted_errors():
         gpugrad.bucketize(seq, seq.reshape(1, 2))
 
 
-def t(data, device="cpu", requires_grad=False, dtype=gpugrad.float64):
-    return gpugrad.tensor(np.asarray(data), dtype=dtype, device=device,
-                          requires_grad=requires_grad)
-
-
-X = [[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]]
-
-
 def test_sort_topk_argsort_values_and_indices(device):
     x = t(X, device, True)
     v, i = gpugrad.sort(x, 1)
@@ -85,18 +79,6 @@ def test_sort_topk_argsort_values_and_indices(device):
     # equal values keep their order (stable), ascending and descending
     assert t([1.0, 0.0, 1.0, 0.0], device).sort(descending=True).indices.tolist() == [0, 2, 1, 3]
     assert t([1.0, 0.0, 1.0, 0.0], device).sort().indices.tolist() == [1, 3, 0, 2]
-
-
-def grad_of(fn, data, device, gy=None):
-    """fn(x).backward(gy) for x = data (float64, on device); returns (value, x.grad) as lists."""
-    x = t(data, device, True)
-    y = fn(x)
-    y.backward(None if gy is None else t(gy, device))
-    return to_numpy(y.detach()).tolist(), to_numpy(x.grad).tolist()
-
-
-def same(a, b):
-    np.testing.assert_array_equal(np.asarray(a, dtype=np.float64), np.asarray(b, np.float64))
 
 
 # -- ordering with nan ----------------------------------------------------------------------------

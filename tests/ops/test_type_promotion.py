@@ -10,6 +10,7 @@ import pytest
 from conftest import tensor, to_numpy
 
 import gpugrad
+from tests.ops._tensors import values
 
 
 def test_float_power_computes_in_float64(device):
@@ -40,10 +41,6 @@ def test_promotion_helpers():
     assert not gpugrad.can_cast(gpugrad.int8, gpugrad.bool)
     assert gpugrad.is_complex(gpugrad.zeros(2)) is False
     assert gpugrad.zeros(2).is_complex() is False
-
-
-def values(t):
-    return np.asarray(t.numpy()).tolist()
 
 
 F = gpugrad.ones

@@ -448,11 +448,6 @@ def test_dataloader_refuses_unknown_options():
 
 
 # -- data loading ---------------------------------------------------------------------------------
-def _dataset(n=10):
-    return TensorDataset(gpugrad.arange(2 * n, dtype=gpugrad.float32).reshape(n, 2),
-                         gpugrad.arange(n))
-
-
 def test_tensor_dataset():
     ds = _dataset()
     assert len(ds) == 10

@@ -12,27 +12,11 @@ import gpugrad
 from gpugrad import nn
 from gpugrad.viz import dot as dot_mod
 from gpugrad.viz import make_dot, module_scopes
+from tests.viz._seed_graphs import seed_abc, seed_xy
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
                                reason="Graphviz 'dot' program not installed "
                                       "(Debian/Ubuntu: apt-get install graphviz)")
-
-
-# -- the seed graphs -------------------------------------------------------------------------------
-
-def seed_xy(device="cpu"):
-    """Seed 000: out = x * y + x (x is used twice)."""
-    x = gpugrad.tensor([2.0], requires_grad=True, device=device)
-    y = gpugrad.tensor([3.0], requires_grad=True, device=device)
-    return x * y + x, {"x": x, "y": y}
-
-
-def seed_abc():
-    """(a + b + c) / (x * y)."""
-    a, b, c = (gpugrad.tensor([1.0, 2.0], requires_grad=True) for _ in range(3))
-    x = gpugrad.tensor([2.0], requires_grad=True)
-    y = gpugrad.tensor([3.0], requires_grad=True)
-    return (a + b + c) / (x * y), dict(a=a, b=b, c=c, x=x, y=y)
 
 
 # -- DOT -------------------------------------------------------------------------------------------
@@ -234,15 +218,6 @@ def test_dot_render_svg(package, monkeypatch, tmp_path):
 
 
 # -- a very deep graph -----------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def chain():
-    x = gpugrad.tensor([1.0], requires_grad=True)
-    y = x
-    for _ in range(100_000):
-        y = y * 1.0
-    return x, y
-
 
 def test_deep_chain_dot(chain):
     x, y = chain

@@ -4,28 +4,11 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from conftest import SimpleNet, my_relu
 
 import gpugrad
 from gpugrad.viz import format_graph, module_scopes, print_graph
-
-# -- the seed graphs -------------------------------------------------------------------------------
-
-
-def seed_xy(device="cpu"):
-    """Seed 000: out = x * y + x (x is used twice)."""
-    x = gpugrad.tensor([2.0], requires_grad=True, device=device)
-    y = gpugrad.tensor([3.0], requires_grad=True, device=device)
-    return x * y + x, {"x": x, "y": y}
-
-
-def seed_abc():
-    """(a + b + c) / (x * y)."""
-    a, b, c = (gpugrad.tensor([1.0, 2.0], requires_grad=True) for _ in range(3))
-    x = gpugrad.tensor([2.0], requires_grad=True)
-    y = gpugrad.tensor([3.0], requires_grad=True)
-    return (a + b + c) / (x * y), dict(a=a, b=b, c=c, x=x, y=y)
+from tests.viz._seed_graphs import seed_abc, seed_xy
 
 
 def tree(text):
@@ -137,15 +120,6 @@ def test_text_simplenet_module_scopes():
 
 
 # -- a very deep graph -----------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def chain():
-    x = gpugrad.tensor([1.0], requires_grad=True)
-    y = x
-    for _ in range(100_000):
-        y = y * 1.0
-    return x, y
-
 
 def test_deep_chain_text(chain):
     x, y = chain
