@@ -526,3 +526,20 @@ def _unwrap_grad(out, like, hook=None):
         raise RuntimeError(f"hook '{name}' has changed the type of value (was {was} got "
                            f"{describe(out._data).split()[0]})")
     return out if isinstance(like, Tensor) or like is None and grad_state.enabled else out._data
+
+
+def zero_grads(params, set_to_none=True):
+    """Reset the ``.grad`` of ``params``: drop it (None), or zero it in place, cut from any graph
+    (Optimizer.zero_grad and Module.zero_grad)."""
+    for p in params:
+        g = p._grad
+        if g is None:
+            continue
+        if set_to_none:
+            p._grad = None
+        else:
+            if g.grad_fn is not None:
+                g.detach_()
+            else:
+                g.requires_grad_(False)
+            g.zero_()

@@ -14,7 +14,7 @@ from collections import defaultdict
 
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import RemovableHandle
-from ..tensor import Tensor
+from ..tensor import Tensor, zero_grads
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -73,23 +73,6 @@ def _hooked_step(step):
 
     wrapper.hooked = True
     return wrapper
-
-
-def zero_grads(params, set_to_none=True):
-    """Reset the ``.grad`` of ``params``: drop it (None), or zero it in place, cut from any graph
-    (Optimizer.zero_grad and Module.zero_grad)."""
-    for p in params:
-        g = p._grad
-        if g is None:
-            continue
-        if set_to_none:
-            p._grad = None
-        else:
-            if g.grad_fn is not None:
-                g.detach_()
-            else:
-                g.requires_grad_(False)
-            g.zero_()
 
 
 class Optimizer:

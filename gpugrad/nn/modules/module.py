@@ -8,7 +8,7 @@ from __future__ import annotations
 from ... import _backend
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import RemovableHandle
-from ...tensor import Tensor, describe
+from ...tensor import Tensor, describe, zero_grads
 from ..parameter import Buffer, Parameter
 from . import _hooks
 from ._hooks import (
@@ -425,8 +425,6 @@ class Module(StateDictMixin):
         return self
 
     def zero_grad(self, set_to_none=True):
-        # optim sits above nn; zero_grads moves below both
-        from ...optim.optimizer import zero_grads
         zero_grads(self._param_list(), set_to_none)
 
     # -- device and dtype ---------------------------------------------------------------------
