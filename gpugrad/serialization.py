@@ -14,14 +14,23 @@ Anything else (a whole ``nn.Module``, an object of the user's class) is pickled 
 its own, as PyTorch pickles it, and, as in PyTorch since 2.6, ``load`` unpickles it only when
 asked with ``weights_only=False`` (unpickling can run code). Tensors inside a pickled object
 come back on the CPU, or on ``map_location``'s device when it names one.
+
+A file is read as untrusted: every dtype it names must be numeric, each member is read whole
+(CRC-checked) and must hold exactly the data its header describes, and any damage is a
+``SerializationError`` naming the file and member. A save writes a temp file of its own beside
+the target, fsyncs it, renames it over the target and fsyncs the directory; on failure the old
+file stays and the temp file goes (docs/reliability.md lists each guarantee with its test).
 """
 from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import pickle
+import secrets
 import zipfile
+import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -197,15 +206,54 @@ def save(obj, f) -> None:
     w.place_tensors()
     manifest = {"format": FORMAT, "version": w.version, "object": encoded}
     if isinstance(f, (str, os.PathLike)):
-        parent = os.path.dirname(os.path.abspath(f))
-        if not os.path.isdir(parent):
-            raise RuntimeError(f"Parent directory {parent} does not exist.")
-        tmp = os.fspath(f) + ".tmp"   # write aside, then rename: a crash keeps the old file
-        with open(tmp, "wb") as fh:
-            _write(fh, w.arrays, manifest)
-        os.replace(tmp, f)
+        _save_to_path(os.fspath(f), w.arrays, manifest)
     else:
         _write(f, w.arrays, manifest)
+
+
+def _save_to_path(path, arrays, manifest):
+    """Write aside, then rename: a crash, a full disk or a power cut leaves the old file whole.
+    The temp file is unique to this call (two processes saving to one path each write their own
+    and the last rename wins with a whole file), flushed to the disk before the rename, and the
+    directory after it; on any error it is removed."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
+    while True:
+        tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:   # mode 0o666 under the umask, as open() would create the file
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                         0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            _write(fh, arrays, manifest)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(parent)
+
+
+def _fsync_dir(path):
+    """Make a rename in ``path`` durable (POSIX; Windows cannot open a directory for this)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _host(a):
@@ -249,8 +297,9 @@ def load(f, map_location=None, weights_only=True, **_ignored):
                     from ._serialization_torch import load_torch_zip
                     return load_torch_zip(z, name, lambda loc: _placer(loc, map_location))
                 raise SerializationError(_foreign(name, f"it has no {MANIFEST} manifest"))
-        with np.load(data, allow_pickle=False) as npz:
-            manifest = json.loads(bytes(npz[MANIFEST]).decode("utf-8"))
+        with zipfile.ZipFile(data) as z:
+            npz = _Members(z, name)
+            manifest = json.loads(npz.raw(MANIFEST).decode("utf-8"))
             if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
                 raise SerializationError(_foreign(name, "its manifest is not gpugrad's"))
             if manifest.get("version", 0) > VERSION:
@@ -260,9 +309,77 @@ def load(f, map_location=None, weights_only=True, **_ignored):
             return _Reader(npz, map_location, weights_only).decode(manifest["object"])
     except (SerializationError, FileNotFoundError, pickle.UnpicklingError):
         raise
-    except (zipfile.BadZipFile, EOFError, ValueError, KeyError, OSError, TypeError) as e:
+    except (zipfile.BadZipFile, EOFError, ValueError, KeyError, OSError, TypeError,
+            AttributeError, IndexError, UnicodeError, NotImplementedError, RuntimeError,
+            zlib.error, SyntaxError, MemoryError, RecursionError, OverflowError) as e:
         raise SerializationError(
             f"gpugrad.load: '{name}' is truncated or corrupted ({type(e).__name__}: {e})") from None
+
+
+# the dtypes a file may name: bool, signed and unsigned integers, floats, complex (no objects,
+# no structured or sub-array dtypes: numpy would build those from the file's bytes as pointers)
+_KINDS = "biufc"
+
+
+def _safe_dtype(spec, name, where):
+    try:
+        dt = np.dtype(spec)
+    except (TypeError, ValueError, SyntaxError, RecursionError) as e:
+        raise SerializationError(f"gpugrad.load: '{name}': {where} names an unreadable dtype "
+                                 f"({type(e).__name__}: {e})") from None
+    if dt.kind not in _KINDS or dt.hasobject or dt.fields is not None or dt.subdtype is not None:
+        raise SerializationError(f"gpugrad.load: '{name}': {where} has dtype {dt.str!r}; only "
+                                 "bool, integer, float and complex data is read")
+    return dt
+
+
+class _Members:
+    """The members of a gpugrad.save archive. Each is read whole, so the zip's CRC is checked
+    (numpy's reader stops where a damaged header says the data ends), and parsed with numeric
+    dtypes only, the data's length checked against the header before anything is allocated."""
+
+    def __init__(self, z, name):
+        self.z, self.name = z, name
+
+    def raw(self, member):
+        try:
+            return self.z.read(member)
+        except KeyError:
+            raise SerializationError(f"gpugrad.load: '{self.name}' has no member "
+                                     f"'{member}'") from None
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
+            raise SerializationError(f"gpugrad.load: '{self.name}' is truncated or corrupted: "
+                                     f"member '{member}' ({type(e).__name__}: {e})") from None
+
+    def __getitem__(self, key):
+        member = key + ".npy"
+        data = self.raw(member)
+        try:
+            f = io.BytesIO(data)
+            version = np.lib.format.read_magic(f)
+            read = {(1, 0): np.lib.format.read_array_header_1_0,
+                    (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read is None:
+                raise ValueError(f"unknown .npy format version {version}")
+            shape, fortran, dtype = read(f)
+        except SerializationError:
+            raise
+        except Exception as e:   # numpy parses the header with literal_eval: anything can come
+            raise SerializationError(f"gpugrad.load: '{self.name}' is truncated or corrupted: "
+                                     f"member '{member}' has a damaged header "
+                                     f"({type(e).__name__}: {e})") from None
+        dtype = _safe_dtype(dtype, self.name, f"member '{member}'")
+        if not (isinstance(shape, tuple) and all(isinstance(n, int) and n >= 0 for n in shape)):
+            raise SerializationError(f"gpugrad.load: '{self.name}' is truncated or corrupted: "
+                                     f"member '{member}' has a damaged header (shape {shape!r})")
+        count = math.prod(shape)
+        body = memoryview(data)[f.tell():]
+        if len(body) != count * dtype.itemsize:
+            raise SerializationError(
+                f"gpugrad.load: '{self.name}' is truncated or corrupted: member '{member}' holds "
+                f"{len(body)} bytes of data where its header describes {count * dtype.itemsize}")
+        a = np.frombuffer(body, dtype=dtype, count=count).copy()   # writable, the file's own
+        return a.reshape(shape[::-1]).T if fortran else a.reshape(shape)
 
 
 def _head(data):
@@ -303,6 +420,8 @@ class _Reader:
             return tuple(self.decode(x) for x in v["tuple"])
         for kind, build in _PLAIN.items():
             if kind in v:
+                if kind == "dtype":
+                    return _safe_dtype(v[kind], self.npz.name, "a saved dtype")
                 return build([self.decode(x) for x in v[kind]] if kind in _NESTED else v[kind])
         kind = "odict" if "odict" in v else "dict"
         items = [(self.decode(k), self.decode(x)) for k, x in v[kind]]
@@ -312,7 +431,7 @@ class _Reader:
         return self.npz[name]
 
     def _unpickle(self, v):
-        if self.weights_only:
+        if self.weights_only is not False:   # None is the default, as in PyTorch: safe
             raise pickle.UnpicklingError(
                 f"Weights only load failed: the file holds a pickled object of type "
                 f"{v.get('type', '?')} (gpugrad.save pickles what is not a state dict). "
@@ -344,7 +463,8 @@ class _Reader:
         if buf is None:
             buf = self.storages[key] = _placer(saved, self.map_location)(
                 self.npz[v["storage"]])
-        return strided(buf, v["offset"], np.dtype(v["dtype"]), v["shape"], v["strides"])
+        dtype = _safe_dtype(v["dtype"], self.npz.name, f"the view of '{v['storage']}'")
+        return strided(buf, v["offset"], dtype, v["shape"], v["strides"])
 
 
 def strided(buf, offset, dtype, shape, strides):

@@ -3,7 +3,9 @@ foreign files, storages shared through save/load, and checkpoints written by PyT
 from __future__ import annotations
 
 import io
+import json
 import math
+import os
 import pickle
 import re
 import struct
@@ -342,3 +344,156 @@ def test_a_model_pickled_under_the_old_module_paths_still_loads():
     assert [type(m) for m in back] == [nn.Linear, nn.ReLU]
     x = gpugrad.randn(4, 3)
     assert back(x).tolist() == model(x).tolist()
+
+
+# -- hostile and damaged files, concurrent and failing saves ---------------------------------------
+def _rewrite(path, out, **members):
+    """A copy of the archive at ``path`` with the given members' bytes replaced or added."""
+    with zipfile.ZipFile(path) as z:
+        old = {n: z.read(n) for n in z.namelist()}
+    old.update(members)
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as z:
+        for n, data in old.items():
+            z.writestr(n, data)
+    return out
+
+
+def _npy(descr, shape, payload=b"", fortran=False):
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": fortran,
+                                               "shape": shape})
+    return buf.getvalue() + payload
+
+
+def test_an_object_dtype_in_a_member_is_refused_not_built(tmp_path):
+    # numpy would build an object array whose pointers are the file's bytes: the first use
+    # crashes the process
+    path = tmp_path / "a.npz"
+    gpugrad.save({"w": gpugrad.ones(2)}, path)
+    evil = _rewrite(path, tmp_path / "evil.npz", **{"t0.npy": _npy("|O", (2,), b"\x41" * 16)})
+    with pytest.raises(SerializationError, match=r"member 't0.npy' has dtype '\|O'; only bool, "
+                                                 r"integer, float and complex data is read"):
+        gpugrad.load(evil)
+    structured = _rewrite(path, tmp_path / "s.npz", **{
+        "t0.npy": _npy([("a", "<f4"), ("b", "|O")], (1,), b"\x00" * 12)})
+    with pytest.raises(SerializationError, match="only bool, integer, float and complex"):
+        gpugrad.load(structured)
+
+
+def test_an_object_dtype_in_the_manifest_is_refused(tmp_path):
+    x = gpugrad.arange(6.0)
+    path = tmp_path / "v.npz"
+    gpugrad.save({"a": x, "b": x[2:]}, path)   # two views of one storage
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("gpugrad.json"))
+    text = json.dumps(manifest)
+    assert '"dtype": "<f4"' in text
+    for bad in ("|O", "V8"):
+        evil = _rewrite(path, tmp_path / "m.npz", **{
+            "gpugrad.json": text.replace('"dtype": "<f4"', f'"dtype": "{bad}"').encode()})
+        with pytest.raises(SerializationError, match="only bool, integer, float and complex"):
+            gpugrad.load(evil)
+    as_value = _rewrite(path, tmp_path / "d.npz", **{"gpugrad.json": json.dumps(
+        {"format": "gpugrad.save", "version": 2, "object": {"dtype": "|O"}}).encode()})
+    with pytest.raises(SerializationError, match="a saved dtype has dtype '\\|O'"):
+        gpugrad.load(as_value)
+
+
+def test_a_header_describing_more_data_than_the_member_holds_is_refused(tmp_path):
+    path = tmp_path / "a.npz"
+    gpugrad.save({"w": gpugrad.ones(4)}, path)
+    for shape in ((2,), (2 ** 50,)):    # too short (silently wrong before), absurdly long
+        bad = _rewrite(path, tmp_path / "h.npz", **{
+            "t0.npy": _npy("<f4", shape, np.ones(4, np.float32).tobytes())})
+        with pytest.raises(SerializationError, match=r"member 't0.npy' holds 16 bytes of data "
+                                                     r"where its header describes \d+"):
+            gpugrad.load(bad)
+    deep = _rewrite(path, tmp_path / "r.npz", **{"t0.npy": _npy("<f4", (4,))[:10] + (
+        b"{'descr': " + b"[" * 3000 + b"]" * 3000 + b"}").ljust(118) + b"\n"})
+    with pytest.raises(SerializationError, match="member 't0.npy' has a damaged header"):
+        gpugrad.load(deep)
+
+
+def test_every_single_bit_flip_loads_the_same_values_or_raises_serialization_error(tmp_path):
+    path = tmp_path / "a.npz"
+    want = np.arange(3, dtype=np.float32)
+    gpugrad.save({"w": gpugrad.tensor(want)}, path)
+    data = path.read_bytes()
+    flipped = tmp_path / "f.npz"
+    raised = 0
+    for i in range(len(data)):
+        for bit in (0, 3, 6):
+            bad = bytearray(data)
+            bad[i] ^= 1 << bit
+            flipped.write_bytes(bytes(bad))
+            try:
+                got = gpugrad.load(flipped)
+            except SerializationError:
+                raised += 1
+                continue
+            # what loads is what was saved (a flip in bytes the reader never uses)
+            np.testing.assert_array_equal(got["w"].numpy(), want)
+    assert raised > len(data)   # most flips are caught, none slips through as other values
+
+
+def test_weights_only_none_is_the_safe_default(tmp_path):
+    path = tmp_path / "m.pt"
+    gpugrad.save({"model": nn.Linear(2, 2)}, path)   # a whole module: pickled
+    for weights_only in (None, True):
+        with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+            gpugrad.load(path, weights_only=weights_only)
+    assert isinstance(gpugrad.load(path, weights_only=False)["model"], nn.Linear)
+
+
+def _save_repeatedly(path, value, rounds):
+    import gpugrad as g
+    for _ in range(rounds):
+        g.save({"w": g.full((50_000,), float(value))}, path)
+
+
+def test_two_processes_saving_to_one_path_leave_a_whole_file(tmp_path):
+    import multiprocessing as mp
+    path = str(tmp_path / "shared.npz")
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    procs = [ctx.Process(target=_save_repeatedly, args=(path, v, 25)) for v in (1, 2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    w = gpugrad.load(path)["w"].numpy()
+    assert w.shape == (50_000,) and len(set(w.tolist())) == 1 and w[0] in (1.0, 2.0)
+    assert sorted(os.listdir(tmp_path)) == ["shared.npz"]   # no temp file left behind
+
+
+def test_save_flushes_the_file_before_the_rename_and_the_directory_after(tmp_path, monkeypatch):
+    from gpugrad import serialization
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(serialization.os, "fsync", lambda fd: (events.append(
+        ("fsync", os.path.isdir(f"/proc/self/fd/{fd}") if os.path.exists("/proc/self/fd")
+         else None)), real_fsync(fd))[1])
+    monkeypatch.setattr(serialization.os, "replace", lambda a, b: (events.append(
+        ("replace", None)), real_replace(a, b))[1])
+    gpugrad.save({"w": gpugrad.ones(3)}, tmp_path / "a.npz")
+    assert [e[0] for e in events] == ["fsync", "replace", "fsync"]
+    if events[0][1] is not None:   # Linux: the first is the file, the last the directory
+        assert (events[0][1], events[2][1]) == (False, True)
+
+
+def test_a_failed_save_keeps_the_old_file_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    from gpugrad import serialization
+    path = tmp_path / "a.npz"
+    gpugrad.save({"w": gpugrad.ones(3)}, path)
+    before = path.read_bytes()
+
+    def half_then_full_disk(fh, arrays, manifest):
+        fh.write(b"PK\x03\x04 partial")
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(serialization, "_write", half_then_full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        gpugrad.save({"w": gpugrad.zeros(3)}, path)
+    assert sorted(os.listdir(tmp_path)) == ["a.npz"]
+    assert path.read_bytes() == before
+    monkeypatch.undo()
+    assert gpugrad.load(path)["w"].tolist() == [1.0, 1.0, 1.0]
