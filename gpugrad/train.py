@@ -7,6 +7,8 @@ from ``gpugrad.manual_seed(seed)`` and the batches are shuffled by a generator s
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
 
@@ -24,13 +26,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cpu, cuda, cuda:N, or auto (cuda when available) [auto]")
     p.add_argument("--data", default="spirals", choices=sorted(datasets.DATASETS),
                    help="built-in data set [spirals]")
-    p.add_argument("--width", type=_positive, default=64, help="hidden layer width [64]")
-    p.add_argument("--depth", type=_positive, default=2, help="number of hidden layers [2]")
+    p.add_argument("--width", type=_bounded(MAX_WIDTH), default=64,
+                   help=f"hidden layer width, at most {MAX_WIDTH} [64]")
+    p.add_argument("--depth", type=_bounded(MAX_DEPTH), default=2,
+                   help=f"number of hidden layers, at most {MAX_DEPTH} [2]")
     p.add_argument("--epochs", type=_positive, default=40, help="passes over the data [40]")
     p.add_argument("--batch-size", type=_positive, default=64, help="samples per step [64]")
     p.add_argument("--optimizer", default="adam", choices=sorted(OPTIMIZERS),
                    help="adam, adamw, or sgd (momentum 0.9) [adam]")
-    p.add_argument("--lr", type=float, default=None,
+    p.add_argument("--lr", type=_learning_rate, default=None,
                    help="peak learning rate, cosine-annealed to 0 [0.01 for adam/adamw, 0.1 for "
                         "sgd]")
     p.add_argument("--seed", type=int, default=0, help="seed of initialisation and shuffling [0]")
@@ -43,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="no progress bar or per-epoch lines")
 
 
+MAX_WIDTH, MAX_DEPTH = 16384, 64   # a toy MLP: 16384 x 16384 float32 weights are 1 GiB
+
+
 def _positive(s):
     v = int(s)
     if v <= 0:
@@ -50,18 +57,71 @@ def _positive(s):
     return v
 
 
+def _bounded(limit):
+    def parse(s):
+        v = _positive(s)
+        if v > limit:
+            raise argparse.ArgumentTypeError(f"expected at most {limit}, got {s}")
+        return v
+    return parse
+
+
+def _learning_rate(s):
+    v = float(s)
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite positive number, got {s}")
+    return v
+
+
 def run(args) -> int:
-    """Entry point of the subcommand: train, print the summary, return the exit status."""
+    """Entry point of the subcommand: check what can be checked before training (one line and
+    exit status 2 for each problem), train, print the summary, return the exit status: 1 when
+    the loss stopped being finite (the model file is then left as it was)."""
+    kwargs = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "command"}
     try:
-        train(**{k: v for k, v in vars(args).items() if not k.startswith("_") and k != "command"})
-    except DeviceError as e:
+        check_outputs(kwargs.get("out"), kwargs.get("logdir"))
+        train(**kwargs)
+    except (DeviceError, OutputError) as e:
         print(f"gpugrad train: {e}", file=sys.stderr)
+        return 2
+    except Diverged as e:
+        print(f"gpugrad train: {e}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"gpugrad train: a {kwargs.get('depth')}-layer MLP of width {kwargs.get('width')} "
+              "does not fit in memory here; choose a smaller --width", file=sys.stderr)
         return 2
     return 0
 
 
 class DeviceError(RuntimeError):
     pass
+
+
+class OutputError(RuntimeError):
+    """--out or --logdir cannot be written."""
+
+
+class Diverged(RuntimeError):
+    """The training loss stopped being finite."""
+
+
+def check_outputs(out, logdir) -> None:
+    """Fail before training, not after it, when the model file or the log cannot be written."""
+    if out:
+        parent = os.path.dirname(os.path.abspath(out))
+        if os.path.isdir(out):
+            raise OutputError(f"--out {out} is a directory; give a file name")
+        if not os.path.isdir(parent):
+            raise OutputError(f"--out {out}: the directory {parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise OutputError(f"--out {out}: the directory {parent} is not writable")
+    if logdir:
+        try:
+            from .utils.tensorboard import SummaryWriter  # noqa: F401
+        except ImportError as e:
+            raise OutputError(f"--logdir needs TensorBoard logging, which is not available "
+                              f"({e}); pip install tensorboard, or leave --logdir out") from None
 
 
 def cuda_available() -> bool:
@@ -144,6 +204,14 @@ def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_siz
             if bar is not None:
                 bar.update(1)
         loss_value = total.item() / len(loader)   # syncs once per epoch
+        if not math.isfinite(loss_value):
+            if bar is not None:
+                bar.close()
+            if writer is not None:
+                writer.close()
+            kept = f"; {out} is left as it was" if out else ""
+            raise Diverged(f"the training loss is {loss_value} after epoch {epoch + 1}: stopped "
+                           f"without saving the model{kept}. Try a smaller --lr (now {lr:g}).")
         dt = time.perf_counter() - t0
         elapsed += dt
         steps += len(loader)

@@ -95,11 +95,55 @@ def test_progress_lines_without_tqdm(tmp_path, capsys, monkeypatch):
     assert "epoch    1/3" in out and "samples/s" in out
 
 
-def test_missing_tensorboard_is_reported_not_fatal(tmp_path, capsys, monkeypatch):
+def test_missing_tensorboard_stops_before_training(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "gpugrad.utils.tensorboard", None)
     assert main(["train", "--epochs", "1", "--width", "8", "--out", "", "--no-progress",
-                 "--logdir", str(tmp_path / "runs")]) == 0
-    assert "TensorBoard logging is not available" in capsys.readouterr().out
+                 "--logdir", str(tmp_path / "runs")]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""                   # nothing trained
+    assert err.startswith("gpugrad train: --logdir needs TensorBoard logging, which is not "
+                          "available") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--lr", "-1"], "argument --lr: expected a finite positive number, got -1"),
+    (["--lr", "nan"], "argument --lr: expected a finite positive number, got nan"),
+    (["--lr", "inf"], "argument --lr: expected a finite positive number, got inf"),
+    (["--width", "1000000000"], "argument --width: expected at most 16384, got 1000000000"),
+    (["--depth", "1000"], "argument --depth: expected at most 64, got 1000"),
+])
+def test_bad_numbers_are_refused_in_one_line(args, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["train", *args])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"gpugrad train: error: {message}"
+
+
+def test_an_unwritable_out_is_refused_before_training(tmp_path, capsys):
+    missing = tmp_path / "no" / "such" / "model.npz"
+    assert main(["train", "--out", str(missing), "--epochs", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (f"gpugrad train: --out {missing}: the directory {missing.parent} does not "
+                   "exist\n")
+    assert main(["train", "--out", str(tmp_path), "--epochs", "1"]) == 2
+    assert capsys.readouterr().err == (f"gpugrad train: --out {tmp_path} is a directory; give "
+                                       "a file name\n")
+
+
+def test_a_diverging_run_stops_and_keeps_the_last_good_model(tmp_path, capsys):
+    out = tmp_path / "model.npz"
+    assert main(["train", "--epochs", "1", "--width", "8", "--no-progress", "--out",
+                 str(out)]) == 0
+    good = out.read_bytes()
+    capsys.readouterr()
+    assert main(["train", "--epochs", "3", "--width", "8", "--no-progress", "--optimizer", "sgd",
+                 "--lr", "1e30", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"gpugrad train: the training loss is nan after epoch 1: stopped without "
+                   f"saving the model; {out} is left as it was. Try a smaller --lr (now 1e+30)."
+                   "\n")
+    assert out.read_bytes() == good
 
 
 def test_logdir_gets_scalars_and_both_graphs(tmp_path, capsys):
