@@ -450,3 +450,29 @@ def test_rounding_has_zero_gradient_and_frac_one(device):
     x.frac().sum().backward()
     assert to_numpy(x.grad).tolist() == [1.0] * 4
     assert gpugrad.floor(idx([1, 2], device)).tolist() == [1, 2]
+
+
+# -- gradients at NaN and at atan2's origin, as PyTorch's (values printed by torch 2.13) ---------
+def _grads(fn, device, *values):
+    xs = [t(v, device, requires_grad=True) for v in values]
+    fn(*xs).sum().backward()
+    return [x.grad.tolist() for x in xs]
+
+
+def test_relu_passes_the_gradient_at_nan(device):
+    assert _grads(gpugrad.relu, device, [float("nan"), 0.0, -1.0, 2.0]) == [[1.0, 0.0, 0.0, 1.0]]
+
+
+def test_maximum_and_minimum_pass_the_gradient_to_both_sides_of_a_nan(device):
+    nan = float("nan")
+    a, b = [1.0, nan, 2.0, nan, 3.0], [1.0, 0.0, nan, nan, 1.0]
+    assert _grads(gpugrad.maximum, device, a, b) == [[0.5, 1.0, 1.0, 1.0, 1.0],
+                                                     [0.5, 1.0, 1.0, 1.0, 0.0]]
+    assert _grads(gpugrad.minimum, device, a, b) == [[0.5, 1.0, 1.0, 1.0, 0.0],
+                                                     [0.5, 1.0, 1.0, 1.0, 1.0]]
+
+
+def test_atan2_gradient_at_the_origin_is_zero(device):
+    ga, gb = _grads(gpugrad.atan2, device, [0.0, 1.0, 0.0], [0.0, 0.0, 2.0])
+    assert ga == [0.0, 0.0, 0.5] and gb == [-0.0, -1.0, -0.0]
+    assert [math.copysign(1, v) for v in gb] == [-1, -1, -1]   # the signs of zero, too

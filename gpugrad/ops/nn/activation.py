@@ -31,7 +31,8 @@ class SigmoidBackward0(Op):
 
 
 class ReluBackward0(Op):
-    """y = max(x, 0)   (NOTE: gradient 0 at x == 0, as PyTorch)"""
+    """y = max(x, 0)   (NOTE: gradient 0 at x == 0 and 1 at NaN, as PyTorch: the gradient is
+    cut where y <= 0, which NaN is not)"""
     elementwise = True
     saves_output = True
     saved_names = ("result",)
@@ -42,7 +43,7 @@ class ReluBackward0(Op):
     def backward(self, F, gy, y):
         if F.fast:
             return kernels.relu_bwd(y, gy)
-        return gy * (y > 0)
+        return gy * ~(y <= 0)
 
 
 class LeakyReluBackward0(Op):

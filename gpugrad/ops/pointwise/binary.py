@@ -174,7 +174,9 @@ class Atan2Backward0(Op):
         return xp.arctan2(a, b)
 
     def backward(self, F, gy, a, b):
-        g = gy / (a * a + b * b)
+        # NOTE: at a = b = 0 both gradients are 0 (and -0), as in PyTorch, not 0 / 0
+        d = a * a + b * b
+        g = gy / (d + (d == 0))
         need = self.needs_input_grad
         return (g * b if need[0] else None), (-g * a if need[1] else None)
 

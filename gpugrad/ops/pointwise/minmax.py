@@ -76,8 +76,10 @@ class MaximumBackward0(Op):
         return xp.maximum(x, y)
 
     def backward(self, F, gz, x, y):
-        w = (x > y) + 0.5 * (x == y)
-        return gz * w, gz * (1 - w)
+        # NOTE: as PyTorch: each side's gradient is cut only where it lost, so a NaN (which
+        # neither wins nor loses) passes the gradient to both sides
+        tie = 0.5 * (x == y)
+        return gz * (1.0 - tie - 1.0 * (x < y)), gz * (1.0 - tie - 1.0 * (x > y))
 
 
 class MinimumBackward0(Op):
@@ -91,8 +93,8 @@ class MinimumBackward0(Op):
         return xp.minimum(x, y)
 
     def backward(self, F, gz, x, y):
-        w = (x < y) + 0.5 * (x == y)
-        return gz * w, gz * (1 - w)
+        tie = 0.5 * (x == y)   # NOTE: a NaN passes the gradient to both sides (see maximum)
+        return gz * (1.0 - tie - 1.0 * (x > y)), gz * (1.0 - tie - 1.0 * (x < y))
 
 
 class WhereBackward0(Op):
