@@ -575,3 +575,23 @@ def test_sign_of_nan_is_zero_and_integer_cumprod_is_int64(device):
         assert c.dtype == gpugrad.int64
     assert gpugrad.tensor([1, 2, 3], dtype=gpugrad.int32, device=device).cumprod(0).tolist() == \
         [1, 2, 6]
+
+
+# -- half precision accumulates in float32, as PyTorch (values printed by torch 2.13) ------------
+def test_half_precision_norm_std_var_and_cumsum_do_not_overflow_midway(device):
+    f16 = gpugrad.float16
+    big = gpugrad.full((100000,), 100.0, dtype=f16, device=device)   # sum of squares: 1e9
+    assert big.norm().item() == 31616.0 and big.norm().dtype == f16
+    assert gpugrad.full((100000,), 300.0, dtype=f16, device=device).std().item() == 0.0
+    two = gpugrad.tensor([300.0, 310.0] * 5000, dtype=f16, device=device)
+    assert two.var().item() == 25.0
+    run = gpugrad.tensor([60000.0, 60000.0, -60000.0, -60000.0], dtype=f16, device=device)
+    assert run.cumsum(0).tolist() == [60000.0, float("inf"), 60000.0, 0.0]
+
+
+def test_clip_grad_norm_of_half_gradients_is_finite_and_scales(device):
+    p = gpugrad.nn.Parameter(gpugrad.zeros(100000, dtype=gpugrad.float16, device=device))
+    p.grad = gpugrad.full((100000,), 100.0, dtype=gpugrad.float16, device=device)
+    total = gpugrad.nn.utils.clip_grad_norm_([p], 1.0)
+    assert total.item() == 31616.0
+    assert p.grad[0].item() == 0.0031642913818359375   # scaled, not zeroed

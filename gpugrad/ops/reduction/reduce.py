@@ -209,6 +209,10 @@ class StdBackward0(Op):
 def _moment(fn, x, axes, keepdims, correction):
     """x.var or x.std; inf or nan, quietly, where N - correction <= 0 (the public function
     gave PyTorch's warning)."""
+    if x.dtype == np.float16:   # NOTE: half precision accumulates in float32, as PyTorch's
+        wide = x.astype(np.float32)
+        return _moment(getattr(wide, fn.__name__), wide, axes, keepdims,
+                       correction).astype(np.float16)
     n = x.size if axes is None else math.prod(x.shape[a] for a in axes)
     if n - correction > 0:
         return fn(axis=axes, keepdims=keepdims, ddof=correction)
@@ -252,6 +256,8 @@ class LinalgVectorNormBackward0(Op):
 
     def forward(self, xp, x, ord=2, axes=None, keepdims=False):
         self.ord, self.axes, self.keepdims = ord, axes, keepdims
+        if x.dtype == np.float16:   # NOTE: half precision accumulates in float32, as PyTorch's
+            return self.forward(xp, x.astype(np.float32), ord, axes, keepdims).astype(x.dtype)
         a = xp.abs(x)
         if ord == 2:
             return xp.sqrt((x * x).sum(axis=axes, keepdims=keepdims))

@@ -172,6 +172,8 @@ class CumsumBackward0(Op):
 
     def forward(self, xp, x, dim=0):
         self.axis = dim
+        if x.dtype == np.float16:   # NOTE: half precision accumulates in float32, as PyTorch's
+            return xp.cumsum(x, axis=dim, dtype=np.float32).astype(np.float16)
         return xp.cumsum(x, axis=dim, dtype=x.dtype)   # numpy would widen int32 to int64
 
     def backward(self, F, gy):   # the running sum from the other end
