@@ -1,4 +1,4 @@
-// gx = 0 where y <= 0 else gy   reference: gpugrad/kernels.py relu_bwd
+// gx = 0 where y == 0 else gy   reference: gpugrad/kernels.py relu_bwd
 // y is the saved output relu(x) (y > 0 exactly where x > 0); arrays contiguous, n elements.
 // gy_stride: 1 when gy holds one value per element, 0 when it holds one value for all
 // (the gradient of a sum, expanded without a copy).
@@ -8,8 +8,8 @@ __device__ __forceinline__ void relu_bwd(const T* __restrict__ y, const T* __res
                                          T* __restrict__ gx, long long gy_stride, long long n) {
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    // NOTE: the gradient at 0 is 0 and at NaN gy (NaN <= 0 is false), as in PyTorch.
-    gx[i] = y[i] <= T(0) ? T(0) : gy[i * gy_stride];
+    // NOTE: y = relu(x) is > 0, 0 or NaN; the gradient is 0 at 0 and gy at NaN, as in PyTorch.
+    gx[i] = y[i] != T(0) ? gy[i * gy_stride] : T(0);
   }
 }
 

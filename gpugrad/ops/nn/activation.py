@@ -43,7 +43,7 @@ class ReluBackward0(Op):
     def backward(self, F, gy, y):
         if F.fast:
             return kernels.relu_bwd(y, gy)
-        return gy * ~(y <= 0)
+        return gy * (y != 0)   # y is > 0, 0 or NaN: one comparison
 
 
 class LeakyReluBackward0(Op):
