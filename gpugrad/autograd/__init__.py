@@ -135,7 +135,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             raise RuntimeError("gpugrad: backward(inputs=...) takes tensors; pass a "
                                "GradientEdge to autograd.grad instead")
         if t.grad_fn is None:
-            t._accumulate(g, create_graph)
+            with graph.accumulator_of(t).lock:
+                t._accumulate(g, create_graph)
             if t._post_acc_hooks:
                 for fn in list(t._post_acc_hooks):
                     fn(t)

@@ -5,6 +5,7 @@ and among ready nodes the most recently created runs first (so hooks fire in PyT
 """
 from __future__ import annotations
 
+import threading
 from heapq import heapify, heappop, heappush
 
 from . import anomaly, fusion
@@ -66,7 +67,20 @@ class Task:
         return node in self.deps or node in self.roots
 
 
-tasks: list = []   # the running executes, innermost last
+class _Running(threading.local):
+    """This thread's running executes, innermost last: each thread runs its own backward, and a
+    hook asks about the one it runs in."""
+    def __init__(self):
+        self.tasks = []
+
+
+_running = _Running()
+
+
+def current_task():
+    """The innermost ``execute`` running on this thread, or None."""
+    tasks = _running.tasks
+    return tasks[-1] if tasks else None
 
 
 def execute(roots, root_grads, retain_graph, create_graph, targets=None):
@@ -91,6 +105,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
             and fusion.active(root_grads[0]))
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph and not grad_state.inference
+    tasks = _running.tasks
     tasks.append(Task(nodes, deps, needed, targets))
     # a node that became ready while nothing else was runs next, off the heap; when its gradient
     # came whole from one edge it is handed over directly (``handed``), not through ``buffers``

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -239,11 +240,17 @@ def new_node(cls):
 
 
 class AccumulateGrad(Node):
-    """Sink of a leaf: adds the incoming gradient into ``variable.grad``."""
-    __slots__ = ("variable",)
+    """Sink of a leaf: adds the incoming gradient into ``variable.grad``.
+
+    The addition holds the accumulator's lock, as PyTorch's does: threads running backward into
+    one leaf each add their whole gradient (numpy lets go of the GIL inside a large in-place
+    add, so two unlocked ``grad += g`` lose updates). One leaf has one accumulator at a time
+    (``accumulator_of``), so one lock serves every graph that reaches it."""
+    __slots__ = ("variable", "lock")
 
     def __init__(self, variable):
         self.variable = variable
+        self.lock = threading.Lock()
         self.next_functions = ()
         self._seq = (1 << 62) + next(_seq)  # PyTorch runs accumulators as soon as they are ready
         self._saved = ()
@@ -275,7 +282,8 @@ class AccumulateGrad(Node):
 
     def _run(self, grads, create_graph):
         v = self.variable
-        v._accumulate(grads[0], create_graph)
+        with self.lock:
+            v._accumulate(grads[0], create_graph)
         if v._post_acc_hooks:
             for fn in list(v._post_acc_hooks):
                 fn(v)
@@ -285,13 +293,21 @@ class AccumulateGrad(Node):
         pass  # a leaf's accumulator outlives any one graph
 
 
+_creating = threading.Lock()
+
+
 def accumulator_of(t) -> AccumulateGrad:
-    """The one AccumulateGrad of leaf ``t`` while any graph references it."""
+    """The one AccumulateGrad of leaf ``t`` while any graph references it (made under a lock, so
+    two threads building graphs over one leaf get the same one, and so the same lock)."""
     ref = t._acc
     acc = ref() if ref is not None else None
     if acc is None:
-        acc = AccumulateGrad(t)
-        t._acc = weakref.ref(acc)
+        with _creating:
+            ref = t._acc
+            acc = ref() if ref is not None else None
+            if acc is None:
+                acc = AccumulateGrad(t)
+                t._acc = weakref.ref(acc)
     return acc
 
 
@@ -335,7 +351,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
     def hook_for(i):
         def hook(grad):
-            task = engine.tasks[-1]
+            task = engine.current_task()
             state = task.hook_state
             if mode == "any":
                 if key not in state:

@@ -169,7 +169,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        if _engine.tasks and _engine.tasks[-1].targets is not None:
+        if (task := _engine.current_task()) is not None and task.targets is not None:
             raise RuntimeError(REENTRANT_GRAD)
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_at, ctx.saved_tensors):

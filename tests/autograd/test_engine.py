@@ -823,3 +823,57 @@ def test_accumulating_a_used_graph_warns_about_the_leak():
         kept = (w * w).sum()
         kept.backward(retain_graph=True)
         kept += 1            # retained: the graph is still whole
+
+
+# -- threads ------------------------------------------------------------------------------------
+def test_threads_running_backward_into_shared_leaves_lose_no_update():
+    """numpy lets go of the GIL inside a large in-place add: without the accumulator's lock two
+    threads' ``grad += g`` interleave and updates are lost (hundreds of elements a round)."""
+    n, threads, steps = 1 << 20, 4, 10
+    for _ in range(4):
+        w = gpugrad.zeros(n, dtype=gpugrad.float64, requires_grad=True)
+        b = gpugrad.zeros(1, dtype=gpugrad.float64, requires_grad=True)   # first one in wins
+        c = gpugrad.arange(n, dtype=gpugrad.float64)
+        start = threading.Barrier(threads)
+
+        def work(w, b, c, start):
+            start.wait()
+            for _ in range(steps):
+                (w * c + b).sum().backward()
+
+        pool = [threading.Thread(target=work, args=(w, b, c, start)) for _ in range(threads)]
+        for th in pool:
+            th.start()
+        for th in pool:
+            th.join()
+        assert np.array_equal(w.grad.numpy(), np.arange(n) * float(threads * steps))
+        assert b.grad.item() == n * threads * steps
+
+
+def test_a_hook_sees_the_backward_of_its_own_thread():
+    """A multi-grad hook asks which tensors its backward reaches: while another thread runs a
+    backward of its own, the answer is still about this thread's."""
+    this_inside, other_inside, this_done = threading.Event(), threading.Event(), threading.Event()
+    got = []
+
+    def other():   # starts its backward while this thread's is running, ends after it
+        u = gpugrad.ones(2, requires_grad=True)
+        v = u * 1
+        v.register_hook(lambda g: (other_inside.set(), this_done.wait(10)) and None)
+        this_inside.wait(10)
+        v.sum().backward()
+
+    x = gpugrad.ones(2, requires_grad=True)
+    y = gpugrad.ones(2, requires_grad=True)
+    s = x * 2 + y * 3
+    s.register_hook(lambda g: (this_inside.set(), other_inside.wait(10)) and None)
+    gpugrad.autograd.graph.register_multi_grad_hook(
+        (x, y), lambda grads: got.append([g.tolist() for g in grads]))
+    th = threading.Thread(target=other)
+    th.start()
+    try:
+        s.sum().backward()
+    finally:
+        this_done.set()
+        th.join()
+    assert got == [[[2.0, 2.0], [3.0, 3.0]]]
