@@ -6,6 +6,7 @@ machine without CuPy. Everything else takes its array module from the data (``xp
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -158,6 +159,7 @@ def to_device(a, dev: device):
     if src == dev:
         return a
     if dev.type == "cpu":
+        refuse_if_capturing()
         return a.get()
     cp = _require_cuda(dev)
     with cp.cuda.Device(dev.index or 0):
@@ -177,3 +179,33 @@ def default_device() -> device:
 def set_default_device(dev) -> None:
     global _default_device
     _default_device = None if dev is None else device(dev)
+
+
+# -- CUDA-graph capture (gpugrad.cuda.graphs sets it) -----------------------------------------
+class _Captures:
+    """The captures running now, each ``(thread id, mode)``. ``count`` is read on the paths
+    that would read device memory on the host or call a CUDA library: 0, the common case,
+    costs one attribute read."""
+    count = 0
+    running: list = []
+
+
+captures = _Captures()
+CAPTURE_SYNC = "CUDA error: operation not permitted when stream is capturing"
+
+
+def refuse_if_capturing() -> None:
+    """Raise PyTorch's error when reading device memory on the host would break a capture: any
+    capture in ``"global"`` mode, or one this thread runs (``"thread_local"``, ``"relaxed"``)."""
+    if captures.count:
+        me = threading.get_ident()
+        if any(mode == "global" or thread == me for thread, mode in captures.running):
+            raise RuntimeError(CAPTURE_SYNC)
+
+
+def capturing_here() -> bool:
+    """True while this thread captures a CUDA graph (device work is recorded, not run)."""
+    if not captures.count:
+        return False
+    me = threading.get_ident()
+    return any(thread == me for thread, _ in captures.running)

@@ -226,6 +226,9 @@ def bind(kernel, args, xp):
     without a GPU). Arrays that already have the entry's dtype, shape and layout pass as they
     are: this runs once per launch, so the common case makes no array-module calls.
     """
+    special = _BINDERS.get(kernel.name)
+    if special is not None:
+        return special(kernel, args, xp)
     names = _ref_names(kernel.ref)
     if len(args) != len(names):
         raise TypeError(f"{kernel.name}() takes {len(names)} arguments "
@@ -301,6 +304,27 @@ def _prepare(xp, kernel, name, a, dtype, want, layout):
             raise ValueError(f"{kernel.name}: {name} has shape {a.shape}, expected {want}")
         return xp.ascontiguousarray(a, dtype=dtype), 1
     return xp.ascontiguousarray(xp.broadcast_to(a, want), dtype=dtype), 1
+
+
+def bind_gemm(kernel, args, xp):
+    """``gemm(a, b)``'s binding: the shapes and element strides of both matrices, an (m, n)
+    output; the launch covers its m * n elements."""
+    a, b = args
+    ctype = CTYPES.get(a.dtype)
+    if ctype is None or b.dtype != a.dtype or a.ndim != 2 or b.ndim != 2:
+        raise TypeError(f"gemm: expected two float32 or float64 matrices of one dtype, got "
+                        f"{a.dtype} {a.shape} and {b.dtype} {b.shape}")
+    (m, k), n = a.shape, b.shape[1]
+    if b.shape[0] != k:
+        raise ValueError(f"gemm: shapes {a.shape} and {b.shape} cannot be multiplied")
+    out = (xp.zeros if k == 0 else xp.empty)((m, n), a.dtype)
+    size = a.itemsize
+    strides = [np.int64(s // size) for s in (*a.strides, *b.strides)]
+    kernel_args = (a, b, out, np.int64(m), np.int64(n), np.int64(k), *strides)
+    return f"gemm_{ctype}", kernel_args, m * n if k else 0, [out], []
+
+
+_BINDERS = {"gemm": bind_gemm}   # kernels whose output is not shaped like an input
 
 
 # -- multi-tensor launches ----------------------------------------------------------------------

@@ -85,9 +85,7 @@ def _rows(a, fmt, indent, summarize, edge):
 def format_tensor(t) -> str:
     from ._backend import CPU
     from .tensor import DEFAULT
-    a = t._data
-    if not isinstance(a, np.ndarray):
-        a = a.get()
+    a = t._host()
     summarize = a.size > _opts["threshold"]
     edge = _opts["edgeitems"]
     if summarize:  # format only what is shown

@@ -205,6 +205,22 @@ def sum_rows(xp, x):
     return x.sum(axis=0)
 
 
+# -- products ------------------------------------------------------------------------------------
+@kernel("gemm.cu")
+def gemm(xp, a, b):
+    """out = a @ b   (a: (m, k), b: (k, n), any strides: read in place, a transposed view too)"""
+    return xp.matmul(a, b)
+
+
+def matmul(xp, a, b):
+    """``a @ b``. CuPy's matmul calls cuBLAS, which CuPy refuses while a stream captures a CUDA
+    graph: then a product of two matrices runs gpugrad's own kernel, ``gemm``."""
+    if xp is np or not _backend.captures.count or a.ndim != 2 or b.ndim != 2 or not (
+            a.dtype == b.dtype and a.dtype in (np.float32, np.float64)):
+        return xp.matmul(a, b)
+    return gemm(a, b)
+
+
 # -- accumulation and optimizer steps (in place) -------------------------------------------------
 @kernel("accumulate_grad.cu", outputs=0, inplace=(0,))
 def accumulate_grad(xp, dst, src):

@@ -377,6 +377,8 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
+        if _backend.captures.count and self._data.__class__ is not np.ndarray:
+            _backend.refuse_if_capturing()
         return self._data.item()
 
     def tolist(self):
@@ -390,11 +392,14 @@ class Tensor:
             if not force:
                 raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                                 "Tensor.cpu() to copy the tensor to host memory first.")
-            return self._data.get()
+            return self._host()
         return self._data
 
     def _host(self) -> np.ndarray:
-        return self._data if isinstance(self._data, np.ndarray) else self._data.get()
+        if isinstance(self._data, np.ndarray):
+            return self._data
+        _backend.refuse_if_capturing()
+        return self._data.get()
 
     def __array__(self, dtype=None, copy=None):
         if not isinstance(self._data, np.ndarray):
@@ -428,7 +433,7 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
                                if self._data.size else
                                "Boolean value of Tensor with no values is ambiguous")
-        return bool(self._data.item())
+        return bool(self.item())
 
     def __float__(self):
         return float(self._scalar())
@@ -439,7 +444,7 @@ class Tensor:
     def _scalar(self):
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self._data.item()
+        return self.item()
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

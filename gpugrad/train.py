@@ -12,8 +12,8 @@ import os
 import sys
 import time
 
-from . import datasets, nn, optim
-from ._creation import Generator, manual_seed
+from . import cuda, datasets, nn, optim
+from ._creation import Generator, manual_seed, zeros
 from .autograd.grad_mode import no_grad
 from .serialization import save
 from .utils.data import DataLoader, TensorDataset
@@ -45,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write TensorBoard scalars (loss, accuracy, lr) to this directory")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar or per-epoch lines")
+    p.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
+                   help="on CUDA, run every step eagerly instead of replaying a captured one")
 
 
 MAX_WIDTH, MAX_DEPTH = 16384, 64   # a toy MLP: 16384 x 16384 float32 weights are 1 GiB
@@ -160,8 +162,12 @@ def accuracy(model, x, y) -> float:
 
 def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_size=64,
           optimizer="adam", lr=None, seed=0, out="model.npz", logdir=None, progress=True,
-          file=None) -> dict:
-    """Train and evaluate; print a summary to ``file`` (stdout) and return the figures."""
+          cuda_graph=True, file=None) -> dict:
+    """Train and evaluate; print a summary to ``file`` (stdout) and return the figures.
+
+    On CUDA (unless ``cuda_graph=False``) each epoch captures the training step once as a CUDA
+    graph and replays it for every full batch (``CapturedStep``): the same steps over the same
+    batches as the eager loop, without Python or per-kernel launches per step."""
     file = file or sys.stdout
     device = resolve_device(device)
     lr = OPTIMIZERS[optimizer] if lr is None else lr
@@ -173,8 +179,10 @@ def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_siz
     manual_seed(seed)
     model = build_model(width, depth, x_train.shape[1], classes).to(device)
     params = model.parameters()
+    graphed = cuda_graph and device.startswith("cuda")
     opt = (optim.SGD(params, lr=lr, momentum=0.9) if optimizer == "sgd"
-           else optim.Adam(params, lr=lr) if optimizer == "adam" else optim.AdamW(params, lr=lr))
+           else optim.Adam(params, lr=lr, capturable=graphed) if optimizer == "adam"
+           else optim.AdamW(params, lr=lr, capturable=graphed))
     sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
     loader = DataLoader(TensorDataset(x_train, y_train), batch_size=batch_size, shuffle=True,
                         generator=Generator().manual_seed(seed))
@@ -186,7 +194,10 @@ def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_siz
     sizes = "-".join(map(str, [x_train.shape[1]] + [width] * depth + [classes]))
     print(f"gpugrad train: {data} ({len(y_train)} train / {len(y_test)} test) on {device} | MLP "
           f"{sizes} ({n_params:,} parameters) | {optimizer} lr {lr:g} | {epochs} epochs of "
-          f"{len(loader)} steps, batch {batch_size}", file=file)
+          f"{len(loader)} steps, batch {batch_size}"
+          f"{' | CUDA graph replay' if graphed else ''}", file=file)
+    captured = CapturedStep(model, opt, loss_fn, x_train, y_train, batch_size) if graphed \
+        else None
 
     bar = _progress(epochs * len(loader), progress, file)
     steps, elapsed, loss_value = 0, 0.0, float("nan")
@@ -195,14 +206,17 @@ def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_siz
         model.train()
         t0 = time.perf_counter()
         total = 0.0
-        for xb, yb in loader:
-            opt.zero_grad()
-            loss = loss_fn(model(xb), yb)
-            loss.backward()
-            opt.step()
-            total = total + loss.detach()   # stays on the device: no sync per step
-            if bar is not None:
-                bar.update(1)
+        if captured is not None:
+            total = captured.epoch(loader.sampler.permutation().to(device), bar)
+        else:
+            for xb, yb in loader:
+                opt.zero_grad()
+                loss = loss_fn(model(xb), yb)
+                loss.backward()
+                opt.step()
+                total = total + loss.detach()   # stays on the device: no sync per step
+                if bar is not None:
+                    bar.update(1)
         loss_value = total.item() / len(loader)   # syncs once per epoch
         if not math.isfinite(loss_value):
             if bar is not None:
@@ -247,6 +261,58 @@ def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_siz
         print(f"saved the model state dict to {out} (reload: gpugrad.train.build_model({width}, "
               f"{depth}).load_state_dict(gpugrad.load({out!r})))", file=file)
     return result
+
+
+class CapturedStep:
+    """The training step as a CUDA graph: gather the batch from the training set by a static
+    index tensor, zero the gradients in place, forward, loss, backward, optimizer step, and add
+    the loss to the epoch's sum, all on the device. Each epoch captures it anew (the learning
+    rate of the step is a number baked into the capture) and replays it per full batch; a last,
+    shorter batch runs the same step eagerly. The first epoch's first ``WARMUP`` batches run
+    eagerly on a side stream, as PyTorch's recipe warms up, so every kernel is compiled and
+    every buffer (gradients, optimizer state) exists before the first capture."""
+    WARMUP = 3
+
+    def __init__(self, model, opt, loss_fn, x, y, batch_size):
+        self.model, self.opt, self.loss_fn, self.x, self.y = model, opt, loss_fn, x, y
+        self.batch_size = batch_size
+        self.index = zeros(batch_size, dtype=y.dtype, device=x.device)
+        self.total = zeros((), device=x.device)
+        self.warm, self.stream = 0, cuda.Stream()
+
+    def step(self, index):
+        xb, yb = self.x[index], self.y[index]
+        self.opt.zero_grad(set_to_none=False)
+        loss = self.loss_fn(self.model(xb), yb)
+        loss.backward()
+        self.opt.step()
+        self.total.add_(loss.detach())
+
+    def epoch(self, order, bar=None):
+        """Run one epoch over the samples in ``order``; returns the sum of its batch losses
+        (on the device)."""
+        bs, n = self.batch_size, len(order)
+        starts = list(range(0, n, bs))
+        self.total.zero_()
+        self.stream.wait_stream(cuda.current_stream())
+        with cuda.stream(self.stream):
+            g = None
+            for start in starts:
+                idx = order[start:start + bs]
+                if len(idx) < bs or self.warm < self.WARMUP:
+                    self.step(idx)
+                    self.warm += len(idx) == bs
+                else:
+                    if g is None:
+                        g = cuda.CUDAGraph()
+                        with cuda.graph(g, stream=self.stream):
+                            self.step(self.index)
+                    self.index.copy_(idx)
+                    g.replay()
+                if bar is not None:
+                    bar.update(1)
+        cuda.current_stream().wait_stream(self.stream)
+        return self.total
 
 
 def _writer(logdir, file):

@@ -94,7 +94,7 @@ def test_source_first_line_names_its_reference(path):
     assert re.fullmatch(rf"// \S.* {{2,}}reference: {ref}", first), first
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(set(REGISTRY) - set(_cuda_kernels._BINDERS)))
 def test_entry_parameters_bind_to_reference(name):
     """The launcher binds by name (see gpugrad/_cuda_kernels.py); check every entry can bind."""
     k = REGISTRY[name]
@@ -818,3 +818,75 @@ def test_row_kernels_at_every_row_length_on_gpu(cupy, name, cols, dtype):
     got = _results(k, dev, k(*dev))
     for g, w in zip(got, want):
         np.testing.assert_allclose(cupy.asnumpy(g), w, **GPU_TOL[dtype])
+
+
+# -- gemm: a product with its own binding (shapes and strides, not elementwise) ----------------
+GEMM_LAYOUTS = {   # (m, k, n) and how each operand lies in memory
+    "contiguous": ((5, 7, 3), False, False),
+    "a_transposed": ((4, 6, 9), True, False),
+    "b_transposed": ((8, 33, 2), False, True),    # linear: input @ weight.T
+    "row_by_column": ((1, 31, 1), True, True),
+    "empty_sum": ((3, 0, 4), False, False),
+}
+
+
+def _gemm_operands(rng, layout, dtype):
+    (m, k, n), a_t, b_t = GEMM_LAYOUTS[layout]
+    a = rng.uniform(-2, 2, (k, m) if a_t else (m, k)).astype(dtype)
+    b = rng.uniform(-2, 2, (n, k) if b_t else (k, n)).astype(dtype)
+    return (a.T if a_t else a), (b.T if b_t else b)
+
+
+@_dtype_params
+@pytest.mark.parametrize("layout", GEMM_LAYOUTS)
+@pytest.mark.parametrize("grid_x, block_x", [(1, 1), (3, 5)])
+def test_gemm_matches_the_product_on_the_host(host_libs, layout, dtype, grid_x, block_x):
+    a, b = _gemm_operands(np.random.default_rng(0), layout, dtype)
+    k = REGISTRY["gemm"]
+    entry, kargs, n, outputs, writeback = _cuda_kernels.bind(k, (a, b), np)
+    assert entry == f"gemm_{_cuda_kernels.CTYPES[np.dtype(dtype)]}" and not writeback
+    assert kargs[0] is a and kargs[1] is b   # strided operands are read in place, not copied
+    if n:
+        host_cuda.call(host_libs("gemm"), entry, kargs, grid_x=grid_x, block_x=block_x)
+    (out,) = outputs
+    assert out.shape == (a.shape[0], b.shape[1]) and out.dtype == dtype
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64),
+                               **GPU_TOL[dtype])
+
+
+def test_gemm_binding_refuses_what_it_cannot_multiply():
+    k = REGISTRY["gemm"]
+    with pytest.raises(ValueError, match=r"gemm: shapes \(2, 3\) and \(4, 2\) cannot be"):
+        _cuda_kernels.bind(k, (np.ones((2, 3)), np.ones((4, 2))), np)
+    with pytest.raises(TypeError, match="gemm: expected two float32 or float64 matrices"):
+        _cuda_kernels.bind(k, (np.ones((2, 3), np.float32), np.ones((3, 2))), np)
+
+
+def test_matmul_takes_the_kernel_only_while_a_graph_is_captured(monkeypatch):
+    from gpugrad import kernels
+    launched = []
+    monkeypatch.setattr(kernels, "gemm", lambda *args: launched.append(args))
+
+    class FakeCupy:   # stands for CuPy: anything but numpy
+        matmul = staticmethod(np.matmul)
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    assert kernels.matmul(FakeCupy, a, b).shape == (2, 4) and not launched
+    monkeypatch.setattr(_backend.captures, "count", 1)
+    kernels.matmul(FakeCupy, a, b)
+    assert len(launched) == 1
+    kernels.matmul(FakeCupy, a[None], b[None])   # batched: not the kernel's
+    kernels.matmul(FakeCupy, a.astype(np.float16), b.astype(np.float16))
+    assert len(launched) == 1
+
+
+@pytest.mark.gpu
+@_dtype_params
+@pytest.mark.parametrize("layout", GEMM_LAYOUTS)
+def test_gemm_matches_the_product_on_gpu(cupy, layout, dtype):
+    a, b = _gemm_operands(np.random.default_rng(0), layout, dtype)
+    ga, gb = _to_cupy(cupy, np.ascontiguousarray(a)), _to_cupy(cupy, np.ascontiguousarray(b))
+    ga = ga if a.flags.c_contiguous else cupy.ascontiguousarray(ga.T).T
+    gb = gb if b.flags.c_contiguous else cupy.ascontiguousarray(gb.T).T
+    out = REGISTRY["gemm"](ga, gb)
+    np.testing.assert_allclose(cupy.asnumpy(out), a.astype(np.float64) @ b.astype(np.float64),
+                               **GPU_TOL[dtype])

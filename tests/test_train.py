@@ -180,3 +180,25 @@ def test_train_cnn_example(capsys):
     runpy.run_path(str(EXAMPLES / "train_cnn.py"), run_name="__main__")
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("epoch 15") and float(last.split()[-1].rstrip("%")) >= 95.0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+def test_replayed_steps_train_the_model_the_eager_loop_trains(optimizer):
+    """The CUDA-graph loop (capture per epoch, replay per full batch, the short last batch and
+    the warm-up eager) takes the same steps over the same batches as the eager loop."""
+    from conftest import cuda_available
+    if not cuda_available():
+        pytest.skip("no CUDA device")
+    runs = {}
+    for graphed in (False, True):
+        text = io.StringIO()
+        runs[graphed] = train.train(device="cuda", epochs=3, optimizer=optimizer, out="",
+                                    progress=False, cuda_graph=graphed, file=text)
+        assert ("CUDA graph replay" in text.getvalue()) == graphed
+    assert runs[True]["steps"] == runs[False]["steps"] == 3 * 36
+    assert runs[True]["loss"] == pytest.approx(runs[False]["loss"], rel=1e-4)
+    eager, replayed = (runs[g]["model"].state_dict() for g in (False, True))
+    for k in eager:
+        np.testing.assert_allclose(replayed[k].cpu().numpy(), eager[k].cpu().numpy(),
+                                   rtol=1e-4, atol=1e-5, err_msg=k)

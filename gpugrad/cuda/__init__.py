@@ -1,7 +1,8 @@
 """``gpugrad.cuda``: the CUDA devices as PyTorch's ``torch.cuda`` shows them, through CuPy.
 
 The facade of the package: devices.py answers what the devices are, memory.py the pool's
-figures, random.py the GPU's random stream, streams.py streams and events.
+figures, random.py the GPU's random stream, streams.py streams and events, graphs.py CUDA-graph
+capture and replay.
 
 Every function works on a machine without CuPy or without a GPU: ``is_available()`` is then
 False and the rest either answers 0 or raises a clear error saying what is missing.
@@ -22,6 +23,13 @@ from .devices import (
     mem_get_info,
     set_device,
     synchronize,
+)
+from .graphs import (
+    CUDAGraph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
 )
 from .memory import (
     empty_cache,
@@ -58,7 +66,9 @@ from .streams import (
     stream,
 )
 
-__all__ = ["Event", "Stream", "StreamContext", "current_stream", "default_stream", "device",
+__all__ = ["CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+           "make_graphed_callables", "Event", "Stream", "StreamContext", "current_stream",
+           "default_stream", "device",
            "device_of", "set_stream", "stream", "is_available", "device_count",
            "current_device", "set_device", "get_device_name", "get_device_properties",
            "get_device_capability", "synchronize", "manual_seed", "manual_seed_all", "seed",

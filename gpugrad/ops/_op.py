@@ -11,6 +11,7 @@ the graph of the backward (double backward).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -88,6 +89,8 @@ class ArrayNS:
         self.xp = xp
         from .. import kernels
         self.erf = kernels.erf
+        if xp is not np:   # CuPy: products that still run while a CUDA graph is captured
+            self.matmul = functools.partial(kernels.matmul, xp)
 
     def __getattr__(self, name):
         # first use of F.<name>: take it from the array module and keep it on the instance

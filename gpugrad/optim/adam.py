@@ -35,11 +35,13 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = self._closure(closure)
         state = self.state
+        self._capture_check()
         with no_grad():
             for group in self.param_groups:
                 lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
                 wd, amsgrad = group["weight_decay"], group["amsgrad"]
                 decoupled, maximize = group["decoupled_weight_decay"], group["maximize"]
+                capturable = group["capturable"]
                 by_step = {}   # step count -> tensors, one multi-tensor update each (CUDA)
                 for p in group["params"]:
                     g = p._grad
@@ -48,11 +50,14 @@ class Adam(Optimizer):
                     g = -g._data if maximize else g._data
                     st = state[p]
                     if not st:
-                        _init_state(st, p._data, amsgrad)
+                        _init_state(st, p._data, amsgrad, capturable)
                     step = st["step"]._data
                     step += 1   # a 0-d float32 array, as PyTorch keeps tensor(step)
                     m, v = st["exp_avg"]._data, st["exp_avg_sq"]._data
-                    if amsgrad:
+                    if step.__class__ is not np.ndarray:   # capturable: the count lives on the GPU
+                        _device_step(p._data, g, m, v, st.get("max_exp_avg_sq"), step, lr, b1,
+                                     b2, eps, wd, decoupled)
+                    elif amsgrad:
                         _amsgrad_step(p._data, g, m, v, st["max_exp_avg_sq"]._data, lr, b1, b2,
                                       eps, wd, int(step), decoupled)
                     else:
@@ -64,9 +69,19 @@ class Adam(Optimizer):
         return loss
 
 
-def _init_state(st, p, amsgrad):
+    def _capture_check(self):
+        """PyTorch's: a step captured into a CUDA graph must keep its count on the GPU
+        (``capturable=True``), or every replay would repeat the step count of the capture."""
+        if _backend.captures.count and _backend.capturing_here() and not all(
+                g["capturable"] for g in self.param_groups):
+            raise RuntimeError(f"Attempting CUDA graph capture of step() for an instance of "
+                               f"{type(self).__name__} but param_groups' capturable is False.")
+
+
+def _init_state(st, p, amsgrad, capturable=False):
     xp = _backend.xp_of(p)
-    st["step"] = Tensor._make(np.zeros((), np.float32))
+    # the step count: on the host, unless the step is to be captured (on p's device, then)
+    st["step"] = Tensor._make((xp if capturable else np).zeros((), np.float32))
     st["exp_avg"] = Tensor._make(xp.zeros_like(p))
     st["exp_avg_sq"] = Tensor._make(xp.zeros_like(p))
     if amsgrad:
@@ -79,3 +94,19 @@ def _amsgrad_step(p, g, m, v, vmax, lr, b1, b2, eps, wd, step, decoupled):
     kernels.adam_moments(p, g, m, v, lr, b1, b2, wd, decoupled)
     xp.maximum(vmax, v, out=vmax)
     kernels.adam_update(xp, p, m, vmax, lr, b1, b2, eps, step)
+
+
+def _device_step(p, g, m, v, vmax, step, lr, b1, b2, eps, wd, decoupled):
+    """Adam with the step count ``step`` on the device (capturable): the bias corrections are
+    computed there, in float64 as the fused kernel forms them, so a replayed capture uses the
+    count of each replay. Plain array operations: a capture runs them as one launch anyway."""
+    xp = _backend.xp_of(p)
+    kernels.adam_moments(p, g, m, v, lr, b1, b2, wd, decoupled)
+    if vmax is not None:
+        vmax = vmax._data
+        xp.maximum(vmax, v, out=vmax)
+        v = vmax
+    t = step.astype(np.float64)
+    step_size = (lr / (1 - xp.power(b1, t))).astype(p.dtype)
+    bc2 = (1 - xp.power(b2, t)).astype(p.dtype)
+    p -= step_size * m / (xp.sqrt(v / bc2) + p.dtype.type(eps))

@@ -84,3 +84,26 @@ def test_adam_amsgrad_with_weight_decay_matches_pytorch_values():
     np.testing.assert_allclose(opt.state[w]["max_exp_avg_sq"].tolist(),
                                [0.004931883387374039, 0.03030980475237974, 0.8500242052010174],
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("amsgrad, decoupled, wd", [(False, False, 0.0), (False, True, 0.1),
+                                                    (True, False, 0.1)])
+def test_the_capturable_step_takes_the_fused_steps_values(amsgrad, decoupled, wd):
+    """capturable=True keeps the step count on the device and forms the bias corrections there
+    (adam._device_step); three steps of it give the values of the fused step's reference."""
+    from gpugrad import kernels
+    from gpugrad.optim.adam import _amsgrad_step, _device_step
+    rng = np.random.default_rng(0)
+    p0, grads = rng.standard_normal(50), rng.standard_normal((3, 50))
+    p, m, v, vmax = p0.copy(), np.zeros(50), np.zeros(50), np.zeros(50)
+    q, mq, vq, vmaxq = p0.copy(), np.zeros(50), np.zeros(50), np.zeros(50)
+    step = np.zeros((), np.float32)
+    for t, g in enumerate(grads, 1):
+        if amsgrad:
+            _amsgrad_step(p, g, m, v, vmax, 0.01, 0.9, 0.999, 1e-8, wd, t, decoupled)
+        else:
+            kernels.adam_step(p, g, m, v, 0.01, 0.9, 0.999, 1e-8, wd, t, decoupled)
+        step += 1
+        _device_step(q, g, mq, vq, gpugrad.Tensor._make(vmaxq) if amsgrad else None, step,
+                     0.01, 0.9, 0.999, 1e-8, wd, decoupled)
+    np.testing.assert_allclose(q, p, rtol=1e-12, atol=1e-14)

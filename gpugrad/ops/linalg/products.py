@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from ... import kernels
 from ..._backend import xp_of
 from ..._exports import export, method_as_function, tensor_method
 from ...amp._state import lower as _lower
@@ -122,7 +123,7 @@ class MmBackward0(Op):
             raise ValueError(f"mat1 and mat2 shapes cannot be multiplied "
                              f"({x.shape[0]}x{x.shape[1]} and {w.shape[0]}x{w.shape[1]})")
         self.w_t = _transposed(w)
-        return x @ w
+        return x @ w if xp is np else kernels.matmul(xp, x, w)
 
     def backward(self, F, gy, x, w):
         need = self.needs_input_grad
@@ -182,7 +183,7 @@ class AddmmBackward0(Op):
             raise ValueError(f"mat1 and mat2 shapes cannot be multiplied "
                              f"({x.shape[0]}x{x.shape[1]} and {w.shape[0]}x{w.shape[1]})")
         self.w_t = _transposed(w)
-        y = x @ w
+        y = x @ w if xp is np else kernels.matmul(xp, x, w)
         y += b
         return y
 
