@@ -110,3 +110,19 @@ def test_bench_runs_its_gpu_cases(tmp_path):
     for rid, r in results.items():
         for key, e in r["impls"].items():
             assert "error" not in e, (rid, key, e)
+
+
+@pytest.mark.gpu
+def test_graphed_cases_replay_a_captured_step(tmp_path):
+    from conftest import cuda_available
+    if not cuda_available():
+        pytest.skip("no CUDA device")
+    out = tmp_path / "record.json"
+    assert bench.main(["--quick", "--cases", "graphed:*", "--libs", "gpugrad", "--repeat", "2",
+                       "--out", str(out), "--quiet"]) == 0
+    results = {r["id"]: r for r in json.loads(out.read_text())["results"]}
+    assert {"graphed:chain100[n=16]", "graphed:mlp_small", "graphed:mlp_large"} <= set(results)
+    for r in results.values():
+        entry = r["impls"]["gpugrad-cuda"]
+        assert "error" not in entry, entry
+        assert entry["median_s"] > 0

@@ -71,7 +71,8 @@ class Impl:
 
 @dataclass
 class Case:
-    topic: str            # overhead | elementwise | kernels | mlp | graph | memory | bandwidth
+    topic: str   # overhead | elementwise | kernels | mlp | graph | graphs | train | memory |
+    #              bandwidth
     name: str
     make: Callable        # make(impl, case) -> step
     size: int = 0
@@ -263,6 +264,68 @@ def make_mlp(impl, case):
     return step
 
 
+def make_graphed(impl, case):
+    """The base case's step captured once as a CUDA graph (PyTorch's recipe: three warm-up steps
+    on a side stream, then capture); each timed step is one replay. gpugrad and PyTorch each
+    replay their own graph."""
+    step = case.params["base"](impl, case)
+    T = _module(impl.lib)
+    side = T.cuda.Stream()
+    side.wait_stream(T.cuda.current_stream())
+    with T.cuda.stream(side):
+        for _ in range(3):
+            step()
+    T.cuda.current_stream().wait_stream(side)
+    g = T.cuda.CUDAGraph()
+    with T.cuda.graph(g):
+        step()
+
+    def replay():
+        g.replay()
+    replay.graph = g   # keeps the graph (and its memory) alive with the step
+    return replay
+
+
+def make_train_epoch(impl, case):
+    """One epoch of ``gpugrad train``'s default job (spirals, MLP 2-64-64-3, Adam, batch 64):
+    gpugrad as the command runs it (on CUDA, the step replayed as a CUDA graph), PyTorch as the
+    same loop written eagerly."""
+    from .. import datasets  # layering: the bench times the main job, which sits above it
+    from .. import train as job  # layering: as above
+    split, dev, bs = datasets.load("spirals"), impl.device, 64
+    x0, y0 = split.x_train.numpy(), split.y_train.numpy()
+    order0 = np.random.default_rng(0).permutation(len(y0))
+    x, y, order = (_to(impl.lib, a, dev) for a in (_xp(dev).asarray(x0), _xp(dev).asarray(y0),
+                                                   _xp(dev).asarray(order0)))
+    T = _module(impl.lib)
+    T.manual_seed(0)
+    if impl.lib == "gpugrad":
+        model = job.build_model(64, 2, 2, 3).to(dev)
+        graphed = dev == "cuda"
+        opt = T.optim.Adam(model.parameters(), lr=1e-2, capturable=graphed)
+        loss_fn = T.nn.CrossEntropyLoss()
+        if graphed:
+            captured = job.CapturedStep(model, opt, loss_fn, x, y, bs)
+            return lambda: captured.epoch(order)
+    else:
+        nn = T.nn
+        model = nn.Sequential(nn.Linear(2, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
+                              nn.Linear(64, 3)).to(dev)
+        opt, loss_fn = T.optim.Adam(model.parameters(), lr=1e-2), nn.CrossEntropyLoss()
+
+    def epoch():
+        total = 0.0
+        for start in range(0, len(y0), bs):
+            idx = order[start:start + bs]
+            opt.zero_grad()
+            loss = loss_fn(model(x[idx]), y[idx])
+            loss.backward()
+            opt.step()
+            total = total + loss.detach()
+        return total
+    return epoch
+
+
 def _mlp_ops(T, x, t, layers, dev, lr):
     params = [(_to("gpugrad", w, dev, True), _to("gpugrad", b, dev, True)) for w, b in layers]
     rows = T.arange(x.shape[0], device=dev)
@@ -326,6 +389,9 @@ def kernel_args(name, device, n):
         if name == "nll_fwd":
             return z, _labels(device, n // C, C), None, -100
         return z - xp.log(xp.exp(z).sum(axis=1, keepdims=True)), _rand(device, (n // C, C), 2)
+    if name == "gemm":   # a toy model's product: (64, k) @ (k, 256), n / 4096 deep
+        k = max(1, n // 4096)
+        return _rand(device, (64, k)), _rand(device, (k, 256), 2)
     if name == "softmax_xent_bwd":
         C = min(n, 1000)
         z = _rand(device, (n // C, C))
@@ -353,6 +419,9 @@ def kernel_args(name, device, n):
 
 def bytes_moved(kernel, args) -> int:
     """Bytes a fused kernel must read and write: inputs, in-place arguments twice, outputs."""
+    if kernel.name == "gemm":   # its output is (m, n), not shaped like an input
+        a, b = args
+        return int(a.nbytes + b.nbytes + a.shape[0] * b.shape[1] * a.itemsize)
     arrays = [(i, a) for i, a in enumerate(args) if hasattr(a, "nbytes")]
     total = sum(a.nbytes * (2 if i in kernel.inplace else 1) for i, a in arrays)
     return int(total + kernel.outputs * arrays[0][1].nbytes)
@@ -369,6 +438,7 @@ TORCH_KERNELS = {
     "silu_bwd": lambda A, x, gy: A.silu_backward(gy, x),
     "mse_bwd": lambda A, x, t, gy, scale: A.mse_loss_backward(gy, x, t, 1),   # 1: mean
     "accumulate_grad": lambda A, dst, src: dst.add_(src),
+    "gemm": lambda A, a, b: A.mm(a, b),   # cuBLAS
 }
 
 
@@ -402,7 +472,7 @@ def make_kernel(impl, case):
 
 # Kernels that read one element of each row (n counts the rows' elements): not measured against
 # the copy bandwidth, which would count bytes they never touch; their timing case remains.
-GATHERS = frozenset({"nll_fwd"})
+GATHERS = frozenset({"nll_fwd", "gemm"})   # (gemm: compute, not memory, bounds it)
 
 
 def cases(mode: str = "quick", gpu: bool | None = None) -> list[Case]:
@@ -437,6 +507,12 @@ def cases(mode: str = "quick", gpu: bool | None = None) -> list[Case]:
                 **mlp, "dims": (w, w, w, 10), "batch": w}))
     for n in (1000, 10_000) if full else (1000,):
         out.append(Case("graph", "graph", make_graph, n, "ops"))
+    out.append(Case("train", "train:spirals", make_train_epoch, libs=("gpugrad", "torch")))
+    if gpu:   # a whole step replayed as one CUDA graph: gpugrad's against PyTorch's
+        for base in (out[0], *(c for c in out if c.name in ("mlp_small", "mlp_large"))):
+            out.append(Case("graphs", f"graphed:{base.name}", make_graphed, base.size,
+                            base.unit, {**base.params, "base": base.make},
+                            libs=("gpugrad", "torch"), devices=("cuda",)))
     by_id = {c.id: c for c in out}
     for base in ["elementwise[n=1e6]", "mlp_small"] + (
             ["elementwise[n=1e7]", "mlp_large", "graph[ops=1000]"] if full else []):

@@ -151,6 +151,19 @@ TARGETS = (   # (device, what, case id, numerator, denominator, "<=" or ">=", li
      1.1),
     ("cuda", "1e7 elementwise backward vs PyTorch eager", "elementwise[n=1e7]", "gpugrad-cuda",
      "torch-cuda", "<=", 0.7),
+    ("cuda", "small MLP step eager vs PyTorch eager", "mlp_small", "gpugrad-cuda", "torch-cuda",
+     "<=", 1.1),
+    ("cuda", "100-op chain eager vs PyTorch eager", "chain100[n=16]", "gpugrad-cuda",
+     "torch-cuda", "<=", 1.0),
+    # a denominator "<impl>@<case>" is that implementation's median in another case
+    ("cuda", "small MLP step replayed vs PyTorch eager", "graphed:mlp_small", "gpugrad-cuda",
+     "torch-cuda@mlp_small", "<=", 0.35),
+    ("cuda", "small MLP step replayed vs PyTorch's CUDA graph", "graphed:mlp_small",
+     "gpugrad-cuda", "torch-cuda", "<=", 1.0),
+    ("cuda", "large MLP step replayed vs PyTorch's CUDA graph", "graphed:mlp_large",
+     "gpugrad-cuda", "torch-cuda", "<=", 1.0),
+    ("cuda", "gpugrad train epoch vs the same loop in PyTorch eager", "train:spirals",
+     "gpugrad-cuda", "torch-cuda", "<=", 1 / 3),
 )
 
 
@@ -170,6 +183,12 @@ def check_targets(results) -> list[dict]:
                     if "gbps" in r["impls"].get(num, {}) and "gbps" in r["impls"].get(den, {})]
             if vals:
                 t["value"], t["worst_case"] = min(vals)
+        elif "@" in den:
+            impl, other = den.split("@")
+            a = by_id.get(cid, {}).get("impls", {}).get(num, {}).get("median_s")
+            b = by_id.get(other, {}).get("impls", {}).get(impl, {}).get("median_s")
+            if a and b:
+                t["value"] = a / b
         elif cid in by_id and f"{num}/{den}" in by_id[cid]["ratios"]:
             t["value"] = by_id[cid]["ratios"][f"{num}/{den}"]
         if t["value"] is not None:
