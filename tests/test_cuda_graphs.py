@@ -100,7 +100,7 @@ def test_captured_in_place_work_is_recorded_not_run():
 
 
 @pytest.mark.parametrize("read", [
-    lambda t: t.item(), lambda t: t.sum().item(), lambda t: t.cpu(), lambda t: t.tolist(),
+    lambda t: t[0].item(), lambda t: t.sum().item(), lambda t: t.cpu(), lambda t: t.tolist(),
     lambda t: t.numpy(force=True), repr, lambda t: bool(t.sum() > 0), lambda t: float(t.sum()),
 ], ids=["item", "sum_item", "cpu", "tolist", "numpy", "repr", "bool", "float"])
 def test_reading_a_gpu_tensor_on_the_host_during_capture_raises_pytorchs_error(read):

@@ -268,7 +268,8 @@ def make_graphed(impl, case):
     """The base case's step captured once as a CUDA graph (PyTorch's recipe: three warm-up steps
     on a side stream, then capture); each timed step is one replay. gpugrad and PyTorch each
     replay their own graph."""
-    step = case.params["base"](impl, case)
+    step = {"chain100": make_chain, "mlp_small": make_mlp,
+            "mlp_large": make_mlp}[case.params["base"]](impl, case)
     T = _module(impl.lib)
     side = T.cuda.Stream()
     side.wait_stream(T.cuda.current_stream())
@@ -511,7 +512,7 @@ def cases(mode: str = "quick", gpu: bool | None = None) -> list[Case]:
     if gpu:   # a whole step replayed as one CUDA graph: gpugrad's against PyTorch's
         for base in (out[0], *(c for c in out if c.name in ("mlp_small", "mlp_large"))):
             out.append(Case("graphs", f"graphed:{base.name}", make_graphed, base.size,
-                            base.unit, {**base.params, "base": base.make},
+                            base.unit, {**base.params, "base": base.name},
                             libs=("gpugrad", "torch"), devices=("cuda",)))
     by_id = {c.id: c for c in out}
     for base in ["elementwise[n=1e6]", "mlp_small"] + (
