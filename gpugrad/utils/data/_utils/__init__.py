@@ -1,0 +1,1 @@
+"""What ``DataLoader`` runs beside its own code: collation (``collate``)."""
