@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from ..._creation import arange
+from ..._creation import arange, empty, int64
 from ._utils.collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, _InfiniteConstantSampler
@@ -109,6 +109,8 @@ class DataLoader:
         return len(self._index_sampler)
 
     def __iter__(self):
+        _base_seed(self.generator)   # drawn and unused, as in PyTorch: the generator moves on
+        # as it does in PyTorch, where workers are seeded from this draw
         if self._fast:
             return self._gather_batches()
         if self._iterable:
@@ -149,3 +151,8 @@ class DataLoader:
         for start in range(0, stop, bs):
             idx = order[start:start + bs]
             yield [t[idx] for t in self.dataset.tensors]
+
+
+def _base_seed(generator):
+    """The int64 each iterator draws, as PyTorch's does (its workers are seeded from it)."""
+    return empty((), dtype=int64).random_(generator=generator).item()

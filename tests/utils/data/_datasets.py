@@ -14,6 +14,19 @@ def perm(n, seed):
     return gpugrad.randperm(n, generator=gen(seed)).tolist()
 
 
+def base_seed(g):
+    """What each DataLoader iterator draws from its generator first, as PyTorch's does."""
+    return gpugrad.empty((), dtype=gpugrad.int64).random_(generator=g).item()
+
+
+def shuffled(n, seed):
+    """The order a shuffling DataLoader whose generator is seeded with ``seed`` reads ``n``
+    samples in on its first epoch: the iterator's base seed is drawn, then the permutation."""
+    g = gen(seed)
+    base_seed(g)
+    return gpugrad.randperm(n, generator=g).tolist()
+
+
 def pairs(n=10):
     """``TensorDataset`` whose sample i is ``([2i, 2i + 1], i)``."""
     return TensorDataset(gpugrad.arange(2 * n, dtype=gpugrad.float32).reshape(n, 2),

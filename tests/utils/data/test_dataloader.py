@@ -16,7 +16,17 @@ from gpugrad.utils.data import (
     default_collate,
     get_worker_info,
 )
-from tests.utils.data._datasets import Range, SizedStream, Stream, gen, labels, pairs, perm
+from tests.utils.data._datasets import (
+    Range,
+    SizedStream,
+    Stream,
+    base_seed,
+    gen,
+    labels,
+    pairs,
+    perm,
+    shuffled,
+)
 
 
 def test_dataloader_batches_an_iterable_dataset():
@@ -62,11 +72,30 @@ def test_dataloader_yields_lists_like_torch():
 def test_dataloader_shuffle_order_is_the_generators_permutation():
     loader = DataLoader(pairs(), batch_size=4, shuffle=True, generator=gen(7))
     g = gen(7)
-    for _ in range(2):   # epoch k uses the generator's k-th permutation
+    for _ in range(2):   # each epoch: the iterator's base seed, then the sampler's permutation
+        base_seed(g)
         order = gpugrad.randperm(10, generator=g).tolist()
         assert labels(loader) == [order[:4], order[4:8], order[8:]]
     dropped = DataLoader(pairs(), batch_size=4, shuffle=True, generator=gen(7), drop_last=True)
-    assert labels(dropped) == [perm(10, 7)[:4], perm(10, 7)[4:8]] and len(dropped) == 2
+    assert labels(dropped) == [shuffled(10, 7)[:4], shuffled(10, 7)[4:8]] and len(dropped) == 2
+
+
+def test_each_iterator_draws_a_base_seed_before_shuffling_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(0)
+    torch.empty((), dtype=torch.int64).random_(generator=g)
+    theirs = [b.item() for b in torch.utils.data.DataLoader(
+        range(8), shuffle=True, generator=torch.Generator().manual_seed(0))]
+    assert theirs == torch.randperm(8, generator=g).tolist()        # the rule, in PyTorch
+    for fast in (True, False):   # the TensorDataset fast path and the generic path alike
+        ds = pairs(8) if fast else Range(8)
+        ours = DataLoader(ds, shuffle=True, generator=gen(0), collate_fn=(
+            None if fast else lambda b: b[0]))
+        assert [b[1].item() if fast else b for b in ours] == shuffled(8, 0)
+    gpugrad.manual_seed(4)
+    expect = shuffled(8, 4)           # without a generator: the default one, drawn alike
+    gpugrad.manual_seed(4)
+    assert [b.item() for b in DataLoader(Range(8), shuffle=True)] == expect
 
 
 def test_dataloader_with_a_sampler_or_a_batch_sampler():
