@@ -1,6 +1,6 @@
 """``gpugrad.utils.data``: data loading with PyTorch's names, laid out as ``torch.utils.data``:
 datasets (``dataset``), samplers (``sampler``), ``DataLoader`` (``dataloader``) and, under
-``_utils``, collation."""
+``_utils``, collation, fetching, the worker processes' loop and pinning."""
 from __future__ import annotations
 
 from ._utils.collate import default_collate, default_convert

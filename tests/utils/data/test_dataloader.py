@@ -14,7 +14,6 @@ from gpugrad.utils.data import (
     IterableDataset,
     SubsetRandomSampler,
     default_collate,
-    get_worker_info,
 )
 from tests.utils.data._datasets import (
     Range,
@@ -119,19 +118,6 @@ def test_dataloader_without_batching_converts_each_sample():
     assert [s.tolist() for s in samples] == [[0, 0], [1, 1], [2, 2]]
     assert list(DataLoader(Range(3), batch_size=None, collate_fn=lambda i: -i)) == [0, -1, -2]
     assert len(DataLoader(Range(3), batch_size=None)) == 3
-
-
-def test_dataloader_workers_run_in_process_with_the_same_batches():
-    plain = labels(DataLoader(pairs(), batch_size=3, shuffle=True, generator=gen(1)))
-    calls = []
-    workers = DataLoader(pairs(), batch_size=3, shuffle=True, generator=gen(1), num_workers=4,
-                         persistent_workers=True, prefetch_factor=3, pin_memory=True,
-                         worker_init_fn=calls.append)
-    assert labels(workers) == plain and workers.prefetch_factor == 3
-    assert DataLoader(pairs(), num_workers=2).prefetch_factor == 2
-    assert get_worker_info() is None and calls == []
-    assert [b.tolist() for b in DataLoader(Stream(0, 4), batch_size=2, num_workers=3)] == [
-        [0, 1], [2, 3]]                                  # read once, not once per worker
 
 
 @pytest.mark.parametrize("kwargs, message", [
