@@ -1,0 +1,91 @@
+"""gpugrad.utils.data samplers: sequential, random (with and without replacement), subset,
+weighted and batch samplers, with PyTorch's messages."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpugrad
+from gpugrad.utils.data import (
+    BatchSampler,
+    RandomSampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
+from tests.utils.data._datasets import Range, gen, perm
+
+
+def test_subset_random_sampler_permutes_its_indices():
+    idx = [10, 20, 30, 40, 50]
+    s = SubsetRandomSampler(idx, generator=gen(0))
+    first, second = list(s), list(s)
+    assert len(s) == 5 and first == [idx[i] for i in perm(5, 0)]
+    assert sorted(second) == idx and second != first   # a fresh order each epoch
+    assert list(SubsetRandomSampler(idx, generator=gen(0))) == first
+
+
+def test_weighted_random_sampler_draws_by_weight():
+    s = WeightedRandomSampler([1.0, 3.0], 4000, generator=gen(0))
+    draws = list(s)
+    assert len(s) == 4000 and set(draws) == {0, 1}
+    assert abs(np.mean(draws) - 0.75) < 0.03             # P(1) = 3 / 4
+    assert list(WeightedRandomSampler([1.0, 3.0], 4000, generator=gen(0))) == draws
+    assert list(WeightedRandomSampler([0.0, 0.0, 2.0, 0.0], 5, generator=gen(1))) == [2] * 5
+    without = list(WeightedRandomSampler([1.0, 0.0, 3.0, 2.0], 3, replacement=False,
+                                         generator=gen(2)))
+    assert sorted(without) == [0, 2, 3]                  # zero weight never drawn, none twice
+    ws = WeightedRandomSampler(gpugrad.tensor([0.5, 0.5]), 3)
+    assert ws.weights.dtype == gpugrad.float64 and len(list(ws)) == 3
+
+
+def test_weighted_random_sampler_errors():
+    for bad in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match=f"^num_samples should be a positive integer value, "
+                                             f"but got num_samples={bad}$"):
+            WeightedRandomSampler([1.0], bad)
+    with pytest.raises(ValueError, match="^replacement should be a boolean value, but got "
+                                         "replacement=1$"):
+        WeightedRandomSampler([1.0], 1, replacement=1)
+    with pytest.raises(ValueError, match="^weights should be a 1d sequence but given weights "
+                                         "have shape \\(2, 1\\)$"):
+        WeightedRandomSampler([[1.0], [2.0]], 1)
+    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
+        list(WeightedRandomSampler([1.0, 2.0], 3, replacement=False))
+
+
+def test_random_sampler_with_replacement_and_num_samples():
+    s = RandomSampler(Range(4), replacement=True, num_samples=50, generator=gen(0))
+    draws = list(s)
+    assert len(s) == 50 and len(draws) == 50 and set(draws) <= {0, 1, 2, 3}
+    assert len(set(draws)) == 4                             # 50 draws hit all of 4 values
+    longer = list(RandomSampler(Range(4), num_samples=10, generator=gen(1)))
+    g = gen(1)   # without replacement: whole permutations, then the start of one more
+    expect = sum((gpugrad.randperm(4, generator=g).tolist() for _ in range(3)), [])[:10]
+    assert longer == expect
+    assert list(RandomSampler(Range(5), generator=gen(2))) == perm(5, 2)
+    assert len(RandomSampler(Range(5))) == 5
+
+
+def test_random_sampler_errors():
+    with pytest.raises(TypeError, match="^replacement should be a boolean value, but got "
+                                        "replacement=0$"):
+        RandomSampler(Range(3), replacement=0)
+    with pytest.raises(ValueError, match="^num_samples should be a positive integer value, but "
+                                         "got num_samples=0$"):
+        RandomSampler(Range(3), num_samples=0)
+    with pytest.raises(ValueError, match="num_samples=0$"):
+        RandomSampler(Range(0))
+
+
+def test_batch_sampler():
+    assert list(BatchSampler(SequentialSampler(Range(7)), 3, False)) == [[0, 1, 2], [3, 4, 5],
+                                                                          [6]]
+    assert list(BatchSampler(range(7), 3, True)) == [[0, 1, 2], [3, 4, 5]]
+    assert len(BatchSampler(range(7), 3, True)) == 2 and len(BatchSampler(range(7), 3, False)) == 3
+    with pytest.raises(ValueError, match="^drop_last should be a boolean value, but got "
+                                         "drop_last=1$"):
+        BatchSampler(range(3), 2, 1)
+    with pytest.raises(ValueError, match="^batch_size should be a positive integer value, but got "
+                                         "batch_size=0$"):
+        BatchSampler(range(3), 0, False)
