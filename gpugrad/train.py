@@ -207,7 +207,7 @@ def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_siz
         t0 = time.perf_counter()
         total = 0.0
         if captured is not None:
-            total = captured.epoch(loader.sampler.permutation().to(device), bar)
+            total = captured.epoch(loader._epoch_order(), bar)   # the loader's order
         else:
             for xb, yb in loader:
                 opt.zero_grad()

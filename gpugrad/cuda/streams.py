@@ -36,14 +36,16 @@ def device_index(device, optional=True) -> int:
 
 class Stream:
     """A CUDA stream (``gpugrad.cuda.Stream(device=None, priority=0)``): kernels queued on it run
-    in order; different streams may overlap."""
+    in order; different streams may overlap. Non-blocking, as PyTorch's streams are: it does not
+    wait for the legacy default stream (order work across streams with ``wait_stream`` /
+    events), and so it can capture a CUDA graph while other work uses the default stream."""
 
     def __init__(self, device=None, priority=0, **kwargs):
         idx = device_index(device)
         cp = _need(idx)
         with cp.cuda.Device(idx):
-            s = cp.cuda.Stream(non_blocking=False, priority=priority) if priority else \
-                cp.cuda.Stream(non_blocking=False)
+            s = cp.cuda.Stream(non_blocking=True, priority=priority) if priority else \
+                cp.cuda.Stream(non_blocking=True)
         self._init(s, idx, priority)
 
     def _init(self, s, idx, priority=0):

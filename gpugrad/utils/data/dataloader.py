@@ -204,16 +204,29 @@ class DataLoader:
         """TensorDataset + default collate: each batch is one indexed gather per tensor (a copy,
         as stacking would give)."""
         n, bs = len(self.dataset), self.batch_size
-        device = self.dataset.tensors[0].device
-        if type(self.sampler) is RandomSampler:
-            order = self.sampler.permutation().to(device)
-        else:
-            order = arange(n, device=device)
+        order = self._order()
         stop = n - n % bs if self.drop_last else n
         for start in range(0, stop, bs):
             idx = order[start:start + bs]
             batch = [t[idx] for t in self.dataset.tensors]
             yield pin_memory(batch) if pin else batch
+
+    def _order(self):
+        """The sample order of one epoch of the gather path, on the data's device (the
+        training loop of ``gpugrad train`` replays its captured step over it)."""
+        device = self.dataset.tensors[0].device
+        if type(self.sampler) is RandomSampler:
+            return self.sampler.permutation().to(device)
+        return arange(len(self.dataset), device=device)
+
+    def _epoch_order(self):
+        """What ``iter(self)`` would visit, for a TensorDataset loaded in this process: the
+        base seed drawn first, as every iterator draws it, then the order."""
+        if not self._fast or self.num_workers:
+            raise RuntimeError("the sample order is known up front only for a TensorDataset "
+                               "loaded in the calling process")
+        _base_seed(self.generator)
+        return self._order()
 
 
 def _base_seed(generator):
