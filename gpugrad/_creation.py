@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _backend
 from ._arguments import expect_int, expect_number, expect_tensor, fits, overflow, type_name
+from ._promotion import complex_of
 from .autograd.grad_mode import state as grad_state
 from .tensor import DEFAULT, Tensor, scalar_name
 
@@ -86,6 +87,8 @@ def as_array(data, default_float=None, dtype=None):
         return a.astype(default_float or DEFAULT.float)
     if a.dtype.kind in "iu" and not isinstance(data, np.generic):
         return a.astype(np.int64)
+    if a.dtype.kind == "c" and not isinstance(data, np.generic):   # PyTorch's default complex
+        return a.astype(complex_of(None))
     return a
 
 
@@ -357,7 +360,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     expect_number(fill_value, "full", "fill_value")
     if dtype is None:
         dtype = (np.bool_ if isinstance(fill_value, _builtin_bool) else np.int64
-                 if isinstance(fill_value, _builtin_int) else DEFAULT.float)
+                 if isinstance(fill_value, _builtin_int) else complex_of(None)
+                 if isinstance(fill_value, complex) else DEFAULT.float)
     elif not fits(fill_value, as_dtype(dtype)):
         raise overflow(fill_value, as_dtype(dtype))
     elif as_dtype(dtype).kind == "u" and fill_value < 0:   # wraps, as in PyTorch
@@ -398,7 +402,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         start, end = 0, start
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     for arg, v in (("start", start), ("end", end), ("step", step)):
-        expect_number(v, "arange", arg)
+        if not fits(expect_number(v, "arange", arg), float64):   # a complex number
+            raise overflow(v, float64)
     if dtype is not None and as_dtype(dtype) == np.bool_:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if not (step > 0 or step < 0):
@@ -435,6 +440,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     expect_number(start, "linspace", "start")
     expect_number(end, "linspace", "end")
     steps = expect_int(steps, "linspace", "steps")
+    if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
+        d = complex_of(None)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return _finish(_backend.on_device(device, lambda xp: xp.linspace(start, end, steps).astype(d)),

@@ -257,6 +257,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
         input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    for t in (input, target):
+        if t.dtype.kind == "c":
+            kind = "ComplexDouble" if t.dtype == np.complex128 else "ComplexFloat"
+            raise NotImplementedError(f"\"mse_cpu\" not implemented for '{kind}'")
     if input.shape != target.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to "

@@ -117,15 +117,35 @@ OPS: list = []
 
 
 # -- Tensor methods: comparison and logic operators (not differentiable) --------------------------
+_ORDERINGS = {np.less: "lt", np.less_equal: "le", np.greater: "gt", np.greater_equal: "ge"}
+
+
+def _is_complex(v):
+    return isinstance(v, complex) or getattr(getattr(v, "dtype", None), "kind", "") == "c"
+
+
+def _unordered(name, a, b):
+    """PyTorch's error for ordering complex numbers (which have no order)."""
+    wide = np.complex128 in (a.dtype, getattr(b, "dtype", None))
+    raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                              f"'{'ComplexDouble' if wide else 'ComplexFloat'}'")
+
+
 def _cmp(ufunc, name=None):
     """``t.eq(other)`` (``name``: refuses what is neither a tensor nor a number) or the
     operator ``t == other`` (for such a value: NotImplemented, so Python answers: ``x == None``
     is False, ``x < 'a'`` a TypeError, as in PyTorch)."""
+    ordering = _ORDERINGS.get(ufunc)
+
     def compare(self, other):
         if isinstance(other, Tensor):
             o = other._data
-        elif other.__class__ is int or other.__class__ is float or is_operand(other):
+        elif other.__class__ is int or other.__class__ is float:
             o = other
+        elif is_operand(other):
+            o = other
+            if ordering is not None and _is_complex(o):   # (checked where it costs nothing:
+                _unordered(ordering, self._data, o)       # a tensor's dtype read does)
         elif name is None:
             return NotImplemented
         else:

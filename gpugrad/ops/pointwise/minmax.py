@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _backend
-from ..._arguments import expect_tensors, is_operand, not_tensor, type_name
+from ..._arguments import expect_tensors, is_operand, not_tensor, overflow, type_name
 from ..._backend import xp_of
 from ..._exports import export, method_as_function, tensor_method
 from ..._promotion import result_type
@@ -126,6 +126,8 @@ def clamp(input, min=None, max=None):
                 and not isinstance(v, Tensor) and not is_operand(v):
             raise TypeError(f"clamp(): argument '{arg}' must be Number or Tensor, not "
                             f"{type_name(v)}")
+        if isinstance(v, complex):   # PyTorch reads the bounds as doubles
+            raise overflow(v, np.float64)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         if min is None or max is None:
             return ClampBackward0.apply(input, min if max is None else max,

@@ -109,6 +109,9 @@ def _max_min(full, per_dim, input, dim, keepdim, other):
     if other is not None:
         from ..pointwise import minmax as pointwise
         return (pointwise.maximum if full is MaxBackward1 else pointwise.minimum)(input, other)
+    if input.dtype.kind == "c":   # complex numbers have no order
+        raise NotImplementedError(f'"{name}_{"all" if dim is None else "cpu"}" not implemented '
+                                  f"for '{_COMPLEX_NAMES[input.dtype.name]}'")
     axis = _nonempty(name, input, dim)
     if dim is None:
         return full.apply(input)
