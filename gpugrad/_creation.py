@@ -5,11 +5,14 @@ from __future__ import annotations
 import builtins
 import contextlib
 import math
+import numbers
 import warnings
 
 import numpy as np
 
 from . import _backend
+from ._arguments import expect_int, expect_number, expect_tensor, fits, overflow, type_name
+from ._promotion import complex_of
 from .autograd.grad_mode import state as grad_state
 from .tensor import DEFAULT, Tensor, scalar_name
 
@@ -67,9 +70,16 @@ def as_array(data, default_float=None, dtype=None):
         a = np.array(data)
     except ValueError:
         raise _ragged_error(data) or ValueError("could not build a tensor of these data") from None
-    if a.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    except OverflowError:   # an int past 2**64
+        raise ValueError("Overflow when unpacking long long") from None
+    if a.dtype == object or a.dtype.kind in "USV":
+        raise _data_error(data)
+    if a.dtype == np.uint64 and not isinstance(data, np.generic):   # an int past int64
+        raise ValueError("Overflow when unpacking long long")
     if dtype is not None:
+        if dtype.kind in "iu" and a.dtype.kind in "iuf" and a.size and not isinstance(
+                data, np.generic):
+            _check_fits(a, dtype)
         return a.astype(dtype)
     if want is not None:
         return a.astype(want)
@@ -77,9 +87,38 @@ def as_array(data, default_float=None, dtype=None):
         return a.astype(default_float or DEFAULT.float)
     if a.dtype.kind in "iu" and not isinstance(data, np.generic):
         return a.astype(np.int64)
-    if a.dtype.kind == "U":
-        raise TypeError("new(): invalid data type 'str'")
+    if a.dtype.kind == "c" and not isinstance(data, np.generic):   # PyTorch's default complex
+        return a.astype(complex_of(None))
     return a
+
+
+def _check_fits(a, dtype):
+    """PyTorch's overflow error for Python numbers that the integer ``dtype`` cannot hold (a
+    float is truncated first: 1.5 is 1, 300.0 is no int8)."""
+    info = np.iinfo(dtype)
+    low = -info.max if info.min == 0 else info.min   # -1 into uint8 wraps to 255, as in PyTorch
+    v = np.trunc(a) if a.dtype.kind == "f" else a
+    if not (np.isfinite(v).all() if a.dtype.kind == "f" else True) or v.min() < low \
+            or v.max() > info.max:
+        raise overflow(0, dtype)
+
+
+def _data_error(data):
+    """PyTorch's error for data that is not numbers in (nested) sequences: a string, or an
+    entry of a type it cannot read (None, a dict)."""
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    if isinstance(first, str) and first is not data:   # read as one more dimension
+        return ValueError("too many dimensions 'str'")
+    for v in _flat(data) if isinstance(data, (list, tuple)) else (data,):
+        if isinstance(v, str):
+            return TypeError("new(): invalid data type 'str'")
+        if isinstance(v, _builtin_int) and not -2 ** 63 <= v < 2 ** 64:
+            return ValueError("Overflow when unpacking long long")
+        if not isinstance(v, (numbers.Number, np.generic, Tensor, np.ndarray)):
+            return RuntimeError(f"Could not infer dtype of {type_name(v)}")
+    return RuntimeError(f"Could not infer dtype of {type_name(data)}")
 
 
 def _ragged_error(data):
@@ -91,7 +130,10 @@ def _ragged_error(data):
         v = v[0]
 
     def walk(v, d):
-        if d == len(sizes):
+        if d == len(sizes):   # (PyTorch's messages for a sequence or a number out of place)
+            if isinstance(v, (list, tuple)):
+                return TypeError(f"'{type(v).__name__}' object cannot be interpreted as an "
+                                 f"integer")
             return None
         if not isinstance(v, (list, tuple)):
             return TypeError("not a sequence")
@@ -254,10 +296,14 @@ def check_size(name, size):
     """PyTorch's errors for a size given as ``f(2, 3)`` or ``f((2, 3))`` holding a non-integer
     or a negative entry."""
     import operator
+    if not size:
+        raise TypeError(f"{name}() missing 1 required positional arguments: \"size\"")
     nested = len(size) == 1 and isinstance(size[0], (tuple, list))
     dims = size[0] if nested else size
     for k, v in enumerate(dims):
         try:
+            if k == 0 and isinstance(v, _builtin_bool):   # PyTorch reads the first entry's
+                raise TypeError                            # type only
             operator.index(v)
         except TypeError:
             kind = type(v).__name__
@@ -309,14 +355,23 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
     check_size("full", (size,))
+    if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
+        fill_value = fill_value.item()
+    expect_number(fill_value, "full", "fill_value")
     if dtype is None:
         dtype = (np.bool_ if isinstance(fill_value, _builtin_bool) else np.int64
-                 if isinstance(fill_value, _builtin_int) else DEFAULT.float)
+                 if isinstance(fill_value, _builtin_int) else complex_of(None)
+                 if isinstance(fill_value, complex) else DEFAULT.float)
+    elif not fits(fill_value, as_dtype(dtype)):
+        raise overflow(fill_value, as_dtype(dtype))
+    elif as_dtype(dtype).kind == "u" and fill_value < 0:   # wraps, as in PyTorch
+        fill_value = _builtin_int(fill_value) % (np.iinfo(as_dtype(dtype)).max + 1)
     return _fill(lambda xp, s, d: xp.full(s, fill_value, d), (size,), dtype, device,
                  requires_grad)
 
 
 def _like(fn, input, dtype, device, requires_grad, *args):
+    expect_tensor(input, f"{fn.__name__}_like")
     dtype = as_dtype(dtype) or input._data.dtype
     device = device if device is not None else input.device
     return fn(input._data.shape, *args, dtype=dtype, device=device, requires_grad=requires_grad)
@@ -335,6 +390,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False):
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    expect_tensor(input, "full_like")
     dtype = as_dtype(dtype) or input._data.dtype
     return full(input._data.shape, fill_value, dtype=dtype,
                 device=device if device is not None else input.device,
@@ -345,6 +401,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, start
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    for arg, v in (("start", start), ("end", end), ("step", step)):
+        if not fits(expect_number(v, "arange", arg), float64):   # a complex number
+            raise overflow(v, float64)
+    if dtype is not None and as_dtype(dtype) == np.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if not (step > 0 or step < 0):
         raise RuntimeError("step must be nonzero")
     if not (np.isfinite(start) and np.isfinite(end)):
@@ -376,6 +437,11 @@ def _int_arange(start, end, step, d, device, requires_grad):
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     d = as_dtype(dtype) or DEFAULT.float
+    expect_number(start, "linspace", "start")
+    expect_number(end, "linspace", "end")
+    steps = expect_int(steps, "linspace", "steps")
+    if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
+        d = complex_of(None)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     return _finish(_backend.on_device(device, lambda xp: xp.linspace(start, end, steps).astype(d)),
@@ -384,6 +450,9 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     d = as_dtype(dtype) or DEFAULT.float
+    for arg, v in (("n", n), ("m", m)):
+        if (v is not None or arg == "n") and expect_int(v, "eye", arg) < 0:
+            raise RuntimeError(f"{arg} must be greater or equal to 0, got {v}")
     return _finish(_backend.on_device(device, lambda xp: xp.eye(n, m, dtype=d)), requires_grad)
 
 
@@ -485,28 +554,44 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    expect_tensor(input, "rand_like")
     return rand(input._data.shape, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    expect_tensor(input, "randn_like")
     return randn(input._data.shape, dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
-    if high is None:
+    if size is None and isinstance(high, (tuple, list)):   # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
+    low, high = expect_int(low, "randint", "low"), expect_int(high, "randint", "high")
+    check_size("randint", (size,))
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
     d = as_dtype(dtype) or int64
+    if d.kind in "iu":
+        info = np.iinfo(d)
+        for what, v in (("from", low), ("to - 1", high - 1)):
+            if not info.min <= v <= info.max:
+                raise RuntimeError(f"{what} is out of bounds for {_C_NAMES[d.name]}")
     gen = generator or default_generator
     return _finish(_backend.on_device(
         device, lambda xp: gen._rng(xp).integers(low, high, _size((size,)), dtype=np.int64)
         .astype(d, copy=False)), requires_grad)
 
 
+_C_NAMES = {"int8": "signed char", "uint8": "unsigned char", "int16": "short", "int32": "int",
+            "int64": "long"}   # as PyTorch's range errors name the dtypes
 _truth = builtins.bool   # this module defines ``bool`` (the dtype)
 
 
@@ -584,6 +669,8 @@ def scalar_tensor(s, *, dtype=None, device=None, layout=None, requires_grad=Fals
                   pin_memory=False):
     """A 0-d tensor holding s, in the default float dtype unless dtype is given."""
     d = as_dtype(dtype) or DEFAULT.float
+    if not fits(expect_number(s, "scalar_tensor", "s"), d):
+        raise overflow(s, d)
     return _finish(_backend.on_device(device, lambda xp: xp.asarray(s, dtype=d)), requires_grad)
 
 

@@ -33,6 +33,14 @@ def _summarize(a, edge):
 
 def _formatter(a):
     """A function formatting one element, all elements padded to the same width."""
+    if a.dtype.kind == "c":   # real and imaginary parts each formatted as PyTorch's
+        real, imag = _formatter(a.real), _formatter(a.imag)
+
+        def one(v):
+            im = imag(v.imag).lstrip()
+            return real(v.real) + ("" if im.startswith("-") else "+") + im + "j"
+        one.width = real.width + imag.width + 2
+        return one
     if a.dtype == np.bool_:
         width = 5 if (~a).any() else 4
         one = lambda v: str(bool(v)).rjust(width)
@@ -84,6 +92,7 @@ def _rows(a, fmt, indent, summarize, edge):
 
 def format_tensor(t) -> str:
     from ._backend import CPU
+    from ._promotion import complex_of
     from .tensor import DEFAULT
     a = t._host()
     summarize = a.size > _opts["threshold"]
@@ -104,7 +113,7 @@ def format_tensor(t) -> str:
         suffix.append(f"size={tuple(a.shape)}")
     if t.device != CPU:
         suffix.append(f"device='{t.device}'")
-    if a.dtype != DEFAULT.float and a.dtype not in (np.int64, np.bool_):
+    if a.dtype != DEFAULT.float and a.dtype not in (np.int64, np.bool_, complex_of(None)):
         suffix.append(f"dtype=gpugrad.{a.dtype.name}")
     if t.grad_fn is not None:
         suffix.append(f"grad_fn=<{t.grad_fn.name()}>")

@@ -34,8 +34,16 @@ def result_type(arrays):
                 "f" if isinstance(v, float) else "c" if isinstance(v, complex) else None)
         if kind is not None and (result is None or _CATEGORY[kind] > _CATEGORY[result.kind]):
             result = {"b": np.dtype(bool), "i": np.dtype(np.int64), "f": DEFAULT.float,
-                      "c": np.dtype(np.complex64)}[kind]
+                      "c": complex_of(result)}[kind]
     return result
+
+
+def complex_of(dtype):
+    """The complex dtype a Python complex number takes next to ``dtype``: complex128 next to
+    float64 (or under a float64 default), else complex64, as in PyTorch."""
+    from .tensor import DEFAULT
+    real = dtype if dtype is not None and dtype.kind == "f" else DEFAULT.float
+    return np.dtype(np.complex128 if real == np.float64 else np.complex64)
 
 
 def _promote(y, arrays):
@@ -46,4 +54,6 @@ def _promote(y, arrays):
         return y
     if y.dtype.kind in "fc" and want.kind in "biu":  # true division of integers
         want = DEFAULT.float
+    if y.dtype.kind == "c" and want.kind != "c":   # a complex number among the inputs (passed
+        want = complex_of(want)                    # by keyword): never cast away, as in PyTorch
     return y if want == y.dtype else y.astype(want)

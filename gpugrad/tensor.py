@@ -5,6 +5,7 @@ call ops are declared next to them, ``gpugrad/_exports.py``, and installed by ``
 """
 from __future__ import annotations
 
+import operator
 import sys
 import warnings
 import weakref
@@ -56,6 +57,19 @@ _SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "half", "in
                  "int32": "int", "int16": "short", "int8": "char", "uint8": "byte",
                  "bool": "bool"}
 _TYPE_NAMES = {k: v.capitalize() + "Tensor" for k, v in _SCALAR_NAMES.items()}
+
+
+def as_dim(dim) -> int:
+    """A dim given as a numpy integer as an int; a bool, float, string, None or tuple is
+    PyTorch's TypeError (a float dim is not truncated)."""
+    if not isinstance(dim, bool):
+        try:
+            return operator.index(dim)
+        except TypeError:
+            pass
+    t = type(dim)
+    name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    raise TypeError(f"argument 'dim' must be int, not {name}")
 
 
 def scalar_name(dtype) -> str:
@@ -185,6 +199,8 @@ class Tensor:
 
     def _dim(self, dim: int) -> int:
         n = self._data.ndim
+        if dim.__class__ is not int:
+            dim = as_dim(dim)
         if not -max(n, 1) <= dim < max(n, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of "
                              f"[{-max(n, 1)}, {max(n, 1) - 1}], but got {dim})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import weakref
 
+from ._arguments import is_operand
 from ._backend import cpu_scalar
 from .autograd.grad_mode import no_grad
 from .autograd.grad_mode import state as grad_state
@@ -129,8 +130,8 @@ def _try_raw(t, raw, args) -> bool:
     """Run the bare array update; False when the array library refused it (a result it will
     not cast, shapes that do not broadcast, an index out of range), so that the op runs out of
     place and raises PyTorch's error for it."""
-    vals = [_raw_value(a, t._data) for a in args]
     try:
+        vals = [_raw_value(a, t._data) for a in args]
         _guard(t, lambda: raw(t._data, *vals))
     except (TypeError, IndexError, _RawError):
         return False
@@ -172,6 +173,10 @@ def _guard(t, fn):
 
 
 def _raw_value(v, like):
+    if v.__class__ is int or v.__class__ is float:
+        return v
+    if not isinstance(v, Tensor) and not is_operand(v):   # the op gives PyTorch's error for it
+        raise _RawError
     if isinstance(v, Tensor):
         v = v._data
         if type(v) is not type(like):

@@ -34,7 +34,7 @@ LAYERS = [
     ("tensor", ("gpugrad.tensor", "gpugrad._promotion", "gpugrad.storage", "gpugrad._creation",
                 "gpugrad._format", "gpugrad._dlpack", "gpugrad._dtype_info", "gpugrad._windows",
                 "gpugrad._memory_format", "gpugrad.cuda", "gpugrad.amp._state",
-                "gpugrad._exports")),
+                "gpugrad._exports", "gpugrad._arguments")),
     ("autograd", ("gpugrad.autograd.graph", "gpugrad.autograd.engine",
                   "gpugrad.autograd.anomaly", "gpugrad.autograd.saved_hooks",
                   "gpugrad.autograd.fusion", "gpugrad.autograd._trace")),

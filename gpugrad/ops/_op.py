@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 
 import numpy as np
 
 from .. import _backend
+from .._arguments import not_tensor, type_name
 from .._promotion import _promote
 from ..autograd import anomaly
 from ..autograd import saved_hooks as _saved_hooks
@@ -159,6 +161,25 @@ def out_of_memory(e, where):
 
 
 _tnew = object.__new__
+_NUMBERS = frozenset((int, float, bool))   # the usual non-Tensor inputs, passed at no cost
+_OPERATORS = {"__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/",
+              "__matmul__": "@", "__pow__": "**", "__mod__": "%", "__floordiv__": "//"}
+
+
+def check_operand(cls, i, a, name=None):
+    """An op's input ``i`` that is not a Tensor. A number is taken, None where the input is
+    optional, and an array (the ops pass their own); anything else (a list, a string) is
+    PyTorch's TypeError naming the argument, before numpy makes an array of it."""
+    if a is None:
+        if i in cls.optional_inputs:
+            return
+    elif isinstance(a, numbers.Number) or _backend.is_array(a):
+        return
+    if name in _OPERATORS:
+        raise TypeError(f"unsupported operand type(s) for {_OPERATORS[name]}: 'Tensor' and "
+                        f"'{type_name(a)}'")
+    names = cls.operand_names
+    raise not_tensor(name or cls.fn_name(), names[i] if i < len(names) else f"input {i}", a)
 
 
 def _first_tensor(args):
@@ -197,6 +218,8 @@ class Op(Node):
                                # (unneeded ones are saved as None, as PyTorch saves them)
     broadcasts = False         # inputs may broadcast against each other
     temps: tuple = ()          # extra slots holding arrays to free with the saved values
+    operand_names = ("input", "other")   # the inputs' names in PyTorch's argument errors
+    optional_inputs: tuple = ()  # inputs that may be None
 
     # -- forward ------------------------------------------------------------------------------
     def __init_subclass__(cls, **kw):
@@ -246,6 +269,8 @@ class Op(Node):
                 elif rec:
                     edges.append(NO_EDGE)
             else:
+                if a.__class__ not in _NUMBERS:
+                    check_operand(cls, len(arrays), a)
                 arrays.append(a)
                 if rec:
                     edges.append(NO_EDGE)
@@ -479,7 +504,8 @@ _NAMESPACE = _specialize.namespace(
     _mixed_devices=_mixed_devices, _first_tensor=_first_tensor, out_of_memory=out_of_memory,
     _promote=_promote, _refresh_view=_refresh_view, accumulator_of=accumulator_of, _seq=_seq,
     _as_array=_as_array, _in_meta=_in_meta, anomaly=anomaly, INFERENCE_SAVED=INFERENCE_SAVED,
-    _plain=_plain, _make_result=Tensor._make_result, _saved_hooks=_saved_hooks)
+    _plain=_plain, _make_result=Tensor._make_result, _saved_hooks=_saved_hooks,
+    _NUMBERS=_NUMBERS, _check_operand=check_operand)
 
 
 def specialise_run(cls):

@@ -14,10 +14,11 @@ import numpy as np
 MAX_ARITY = 8  # above this (cat/stack of many tensors) the generic path runs
 
 
-def build(cls, n: int, namespace: dict, direct: bool = False):
+def build(cls, n: int, namespace: dict, direct: bool = False, name: str | None = None):
     """The specialised ``fast(cls, args, kw)`` for ``cls`` called with ``n`` positional args,
     or None when the generic path must serve (more inputs, or saves beyond the inputs).
-    ``direct``: a plain ``fast(a0, ..., a{n-1})`` for calls without keywords instead."""
+    ``direct``: a plain ``fast(a0, ..., a{n-1})`` for calls without keywords instead, named
+    ``name`` in the error for an input of the wrong type."""
     saves = cls.saves
     if n > MAX_ARITY or any(i >= n for i in saves):
         return None
@@ -48,6 +49,8 @@ def build(cls, n: int, namespace: dict, direct: bool = False):
         w("            need = True")
         w("    else:")
         w(f"        x{i} = a{i}")
+        w(f"        if a{i}.__class__ not in _NUMBERS:")
+        w(f"            _check_operand(cls, {i}, a{i}, _name)")
     w("    op = _new(cls)")
     w("    xp = np if first is None or first.__class__ is ndarray else xp_of(first)")
     w("    try:")
@@ -145,7 +148,7 @@ def build(cls, n: int, namespace: dict, direct: bool = False):
     w("        anomaly.record(op)")
     w("    return outs")
     source = "\n".join(lines) + "\n"
-    ns = dict(namespace, _cls=cls, _no_kw={})
+    ns = dict(namespace, _cls=cls, _no_kw={}, _name=name)
     exec(compile(source, f"<gpugrad apply: {cls.__name__}/{n}>", "exec"), ns)
     fast = ns["fast"]
     fast.source = source
@@ -193,7 +196,7 @@ def build_run(cls, namespace: dict):
 def direct(cls, n: int, namespace: dict, name: str | None = None):
     """A plain function ``f(a0, ..., a{n-1})`` running ``cls.apply`` with those inputs and no
     keywords, without the classmethod's dispatch (Tensor's operators and the hot functions)."""
-    f = build(cls, n, namespace, direct=True)
+    f = build(cls, n, namespace, direct=True, name=name)
     f.__name__ = f.__qualname__ = name or cls.__name__
     f.__doc__ = cls.__doc__
     return f

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _backend
+from .._arguments import expect_tensor
 from .._creation import as_dtype
 from .._exports import tensor_method
 from ..tensor import Tensor
@@ -53,7 +54,7 @@ def _cuda(self, device=None):
 
 
 tensor_method("cpu")(lambda s: _to(s, "cpu"))
-tensor_method("type_as")(lambda s, o: _to(s, o.dtype))
+tensor_method("type_as")(lambda s, o: _to(s, expect_tensor(o, "type_as", "other").dtype))
 tensor_method("float")(lambda s: _to(s, np.float32))
 tensor_method("double")(lambda s: _to(s, np.float64))
 tensor_method("half")(lambda s: _to(s, np.float16))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._arguments import is_operand, not_tensor
 from .._exports import export, method_as_function, tensor_method
 from ..tensor import Tensor
 from ..tensor_inplace import inplace
@@ -13,9 +14,18 @@ tensor_method("zero_")(lambda s: inplace(s, lambda t: t * 0, raw=lambda a: a.fil
 tensor_method("fill_")(lambda s, v: inplace(s, lambda t, x: t * 0 + x, v,
                                             raw=lambda a, x: a.fill(x) if not hasattr(x, "shape")
                                             else a.__setitem__(Ellipsis, x)))
-tensor_method("copy_")(lambda s, src, non_blocking=False: inplace(
-    s, lambda t, v: t * 0 + pw.add(v.to(t.dtype) if isinstance(v, Tensor) else v, 0), src,
-    raw=lambda a, v: a.__setitem__(Ellipsis, v)))
+
+
+@tensor_method("copy_")
+def _copy_(s, src, non_blocking=False):
+    """s = src (broadcast, cast to s's dtype); src a tensor or a number."""
+    if not isinstance(src, Tensor) and not is_operand(src):
+        raise not_tensor("copy_", "other", src)
+    return inplace(s, lambda t, v: t * 0 + pw.add(v.to(t.dtype) if isinstance(v, Tensor) else v,
+                                                   0),
+                   src, raw=lambda a, v: a.__setitem__(Ellipsis, v))
+
+
 method_as_function("fill_", "zero_")
 
 

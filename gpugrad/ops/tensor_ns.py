@@ -17,7 +17,15 @@ fast = False  # fused kernels are not differentiable: use the formulas
 exp, log, sqrt, sign, abs = unary.exp, unary.log, unary.sqrt, unary.sign, \
     unary.abs
 sin, cos, tanh, sigmoid = unary.sin, unary.cos, unary.tanh, nn_activation.sigmoid
-maximum, minimum, matmul = minmax.maximum, minmax.minimum, linalg.matmul
+matmul = linalg.matmul
+
+
+def maximum(x, y):   # a number too (torch.maximum takes tensors only)
+    return minmax.MaximumBackward0.apply(x, y)
+
+
+def minimum(x, y):
+    return minmax.MinimumBackward0.apply(x, y)
 
 
 def erf(x):

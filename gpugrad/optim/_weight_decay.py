@@ -6,7 +6,7 @@ from .. import _backend
 
 
 def _check(lr, eps, weight_decay):
-    if lr < 0.0:
+    if not 0.0 <= lr:   # (NaN too)
         raise ValueError(f"Invalid learning rate: {lr}")
     if eps < 0.0:
         raise ValueError(f"Invalid epsilon value: {eps}")

@@ -11,6 +11,7 @@ import copy
 import functools
 import warnings
 from collections import defaultdict
+from collections.abc import Mapping
 
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import RemovableHandle
@@ -114,6 +115,9 @@ class Optimizer:
         names under ``'param_names'``."""
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        if "params" not in param_group:
+            raise ValueError("a parameter group needs a 'params' entry (the tensors it "
+                             "optimizes)")
         params = param_group["params"]
         if isinstance(params, Tensor):
             params = [params]
@@ -216,11 +220,17 @@ class Optimizer:
         return out
 
     def load_state_dict(self, state_dict):
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         state_dict = dict(state_dict)
         for hook in list(self._optimizer_load_state_dict_pre_hooks):
             result = hook(self, state_dict)
             if result is not None:
                 state_dict = result
+        for key in ("state", "param_groups"):
+            if key not in state_dict:
+                raise ValueError(f"loaded state dict has no '{key}' entry: not an optimizer's "
+                                 f"state_dict()")
         groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")

@@ -257,7 +257,9 @@ def test_shape_composites_record_pytorchs_nodes(device):
     assert m.shape == (3, 4, 2)
     assert x.movedim(0, 1).grad_fn.name() == "PermuteBackward0"
     with pytest.raises(RuntimeError, match=re.escape("movedim: Invalid source or destination")):
-        x.movedim((0, 1), 0)
+        x.movedim((0, 1), (0,))
+    with pytest.raises(TypeError, match=re.escape("movedim(): argument 'destination'")):
+        x.movedim((0, 1), 0)   # a tuple and an int: PyTorch's TypeError
     a, b = t([1.0, 2.0, 3.0], device, True), t([10.0, 20.0], device)
     gi, gj = gpugrad.meshgrid(a, b, indexing="ij")
     assert gi.shape == (3, 2) and to_numpy(gj).tolist() == [[10.0, 20.0]] * 3

@@ -238,6 +238,10 @@ class StateDictMixin:
         Returns ``(missing_keys, unexpected_keys)``."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        for k in state_dict:
+            if not isinstance(k, str):
+                raise TypeError(f"state_dict keys name parameters and buffers and must be "
+                                f"strings, got the {type(k).__name__} key {k!r}")
         missing, unexpected, errors = [], [], []
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)   # hooks may edit the copy

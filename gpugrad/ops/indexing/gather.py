@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..._arguments import tensor_data
 from ..._backend import xp_of
 from ..._exports import export
 from ...tensor import Tensor, scalar_name
@@ -25,11 +26,11 @@ def _along(xp, index, dim):
                  for d, s in enumerate(index.shape))
 
 
-def _check_bounds(index, size, dim, message=None):
+def _check_bounds(index, size, dim, message=None, kind=IndexError):
     bad = (index < 0) | (index >= size)
     if bad.any():
-        raise IndexError(message or f"index {int(index[bad].ravel()[0])} is out of bounds for "
-                                    f"dimension {dim} with size {size}")
+        raise kind(message or f"index {int(index[bad].ravel()[0])} is out of bounds for "
+                              f"dimension {dim} with size {size}")
 
 
 class _Scatter(Op):
@@ -61,7 +62,7 @@ class IndexSelectBackward0(_Scatter):
 
 # -- public functions ----------------------------------------------------------------------
 def _index(index, fn, kinds="int32/int64"):
-    a = _data(index)
+    a = tensor_data(index, fn)
     if a.dtype.kind not in "iu":
         raise RuntimeError(f"{fn}(): Expected dtype {kinds} for index")
     return a
@@ -78,7 +79,7 @@ def gather(input, dim, index, *, sparse_grad=False):
             raise RuntimeError(f"Size does not match at dimension {d} expected index "
                                f"{list(a.shape)} to be no larger than self "
                                f"{list(input.shape)} apart from dimension {dim}")
-    _check_bounds(a, input.shape[dim], dim)
+    _check_bounds(a, input.shape[dim], dim, kind=RuntimeError)
     return GatherBackward0.apply(input, dim=dim, index=a)
 
 
@@ -113,7 +114,7 @@ def take(input, index):
     """input read as a flat vector at ``index`` (negative positions count from the end)."""
     from ..shape.views import reshape
     from .getitem import getitem
-    a = _raw(index)
+    a = tensor_data(index, "take")
     if a.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                            f"{scalar_name(a.dtype).capitalize()}")

@@ -4,16 +4,18 @@ select.
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
 
 from ... import _backend
+from ..._arguments import fits, overflow, type_name
 from ..._backend import xp_of
 from ..._exports import export, method_as_function, tensor_method
 from ...autograd.grad_mode import state as grad_state
 from ...autograd.graph import Node, new_node
-from ...tensor import Tensor, _wrap_grad
+from ...tensor import Tensor, _wrap_grad, describe
 from ...tensor_inplace import inplace
 from .._op import Op, unbroadcast
 from ..shape.views import AliasBackward0, _as_view, _view_op
@@ -211,6 +213,10 @@ def _normalize_index(index, xp, ndim):
             advanced = scalar = True
         elif isinstance(i, slice):
             if i != _FULL:
+                for v in (i.start, i.stop, i.step):
+                    if v is not None and v.__class__ is not int and not hasattr(v, "__index__"):
+                        raise TypeError("slice indices must be integers or None or have an "
+                                        "__index__ method")
                 if i.step is not None and i.step <= 0:
                     raise ValueError("step must be greater than zero" if i.step
                                      else "slice step cannot be zero")
@@ -222,9 +228,10 @@ def _normalize_index(index, xp, ndim):
         elif isinstance(i, (int, np.integer)):
             i = int(i)
             kind, scalar = "select", True
-        else:
-            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             f"byte Variables are valid indices (got {type(i).__name__})")
+        else:   # (a string is a TypeError in PyTorch, a float an IndexError)
+            raise (TypeError if isinstance(i, str) else IndexError)(
+                f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                f"Variables are valid indices (got {type(i).__name__})")
         out.append(i)
     if ellipses > 1:
         out = _one_ellipsis(out, ndim)
@@ -408,6 +415,7 @@ def setitem(x, index, value):
     xp = _backend.xp_of(x._data)
     idx, kind = _normalize_index(index, xp, x._data.ndim)
     from ...tensor_inplace import HINT, VIEW_OF_LEAF, inplace
+    value = _check_value(x, index, value)
     if kind != "index":
         if x._rg and x.grad_fn is None and grad_state.enabled:
             raise RuntimeError(VIEW_OF_LEAF + HINT)  # x[i] = v writes through a view of x
@@ -415,6 +423,27 @@ def setitem(x, index, value):
         return setitem(getitem(x, idx.basic), idx.adv, value)
     inplace(x, lambda t, v: CopySlices.apply(t, v, index=idx), value,
             raw=lambda a, v: a.__setitem__(idx, v))
+
+
+def _check_value(x, index, value):
+    """The value ``x[index] = value`` writes, or PyTorch's errors for what it cannot write: a
+    value of another type
+    than a number, a tensor or a sequence of numbers; a number the dtype cannot hold; a uint8
+    mask (deprecated for reading, refused for writing)."""
+    if value.__class__ is float or value.__class__ is int or isinstance(value, (
+            numbers.Number, np.generic)):
+        if not fits(value, x._data.dtype):
+            raise overflow(value, x._data.dtype)
+        if x._data.dtype.kind == "u" and value < 0:   # -1 into uint8 is 255, as in PyTorch
+            value = int(value) % (np.iinfo(x._data.dtype).max + 1)
+    elif not isinstance(value, (Tensor, list, tuple)) and not _backend.is_array(value):
+        raise TypeError(f"can't assign a {type_name(value)} to a "
+                        f"{describe(x._data).split(' ')[0]}")
+    for i in index if isinstance(index, tuple) else (index,):
+        if isinstance(i, Tensor) and i._data.dtype == np.uint8:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
+                               "dtype unsigned char")
+    return value
 
 
 @export("select", method=True)
@@ -521,6 +550,13 @@ def _index_arrays(self, indices):
 def _index_put(self, indices, values, accumulate=False):
     """self with values written (added, for accumulate: repeated positions add up) at
     self[indices]."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type_name(indices)}")
+    for k, i in enumerate(indices):
+        if i is not None and not isinstance(i, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got "
+                            f"{type_name(i)}")
     idx = _index_arrays(self, tuple(indices))
     if not isinstance(values, Tensor):
         values = Tensor._make(_backend.xp_of(self._data).asarray(values, dtype=self.dtype))

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._arguments import fits, is_operand, overflow, tensor_data, type_name
 from ..._backend import xp_of
 from ..._exports import export, tensor_method
 from ...tensor import Tensor, scalar_name
 from ...tensor_inplace import inplace
 from .._op import Op, broadcast_error, unbroadcast
 from ..shape.triangular import _kind
-from .gather import _data
 from .getitem import CopySlices
 
 
@@ -52,7 +52,7 @@ class MaskedFillBackward1(Op):
 
 @export("masked_fill", method=True)
 def masked_fill(input, mask, value):
-    m = _data(mask)
+    m = tensor_data(mask, "masked_fill", "mask")
     if m.dtype.kind != "b":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{scalar_name(m.dtype)}")
@@ -63,6 +63,11 @@ def masked_fill(input, mask, value):
         # the 0-d tensor stays a tensor input (PyTorch's MaskedFillBackward1 overload): no
         # host read of its value, and its gradient or tangent is there when one is asked for
         return MaskedFillBackward1.apply(input, value, mask=m)
+    if not is_operand(value):
+        raise TypeError(f"masked_fill(): argument 'value' must be Number or Tensor, not "
+                        f"{type_name(value)}")
+    if not fits(value, input._data.dtype):
+        raise overflow(value, input._data.dtype)
     return MaskedFillBackward0.apply(input, mask=m, value=value)
 
 
@@ -86,7 +91,7 @@ class MaskedSelectBackward0(Op):
 
 @export("masked_select", method=True)
 def masked_select(input, mask):
-    m = _data(mask)
+    m = tensor_data(mask, "masked_select", "mask")
     if m.dtype.kind != "b":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     return MaskedSelectBackward0.apply(input, mask=m)

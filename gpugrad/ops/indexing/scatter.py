@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from ..._arguments import tensor_data
 from ..._backend import xp_of
 from ..._exports import export, tensor_method
 from ...tensor import Tensor, scalar_name
@@ -310,7 +311,7 @@ def _scatter_index(input, dim, index, src):
     """The checked index array of scatter/scatter_add/scatter_reduce (PyTorch's checks and
     messages, in PyTorch's order)."""
     _same_device(input, index)
-    a = _data(index)
+    a = tensor_data(index, "scatter")
     if a.dtype.kind not in "iu":
         raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
     if isinstance(src, Tensor):
@@ -334,7 +335,7 @@ def _scatter_index(input, dim, index, src):
 
 def _vector_index(fn, input, dim, index):
     _same_device(input, index)
-    a = _data(index)
+    a = tensor_data(index, fn.rstrip("_"))
     if a.ndim > 1:
         raise IndexError(f"{fn}(): Index is supposed to be a vector, but got dim: {a.ndim} with "
                          f"type: {_kind(a)} and size: {list(a.shape)}")
@@ -394,7 +395,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 @export("index_add", method=True)
 def index_add(input, dim, index, source, *, alpha=1):
     dim = input._dim(dim)
-    a = _data(index)
+    a = tensor_data(index, "index_add")
     if a.dtype.kind not in "iu":
         raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
                            f"{_kind(a)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..._arguments import expect_tensors
 from ..._exports import export, tensor_method
 from ...tensor import Tensor, scalar_name
 from ...tensor_inplace import inplace
@@ -144,6 +145,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 @export("dist", method=True)
 def dist(input, other, p=2):
     """||input - other||_p over all entries"""
+    expect_tensors("dist", ("input", "other"), input, other)
     return vector_norm(input - other, p)
 
 

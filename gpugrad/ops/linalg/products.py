@@ -10,7 +10,8 @@ import warnings
 import numpy as np
 
 from ... import kernels
-from ..._backend import xp_of
+from ..._arguments import expect_tensors, not_tensor, type_name
+from ..._backend import is_array, xp_of
 from ..._exports import export, method_as_function, tensor_method
 from ...amp._state import lower as _lower
 from ...amp._state import state as _amp
@@ -194,11 +195,22 @@ class AddmmBackward0(Op):
         return gy, gx, gw
 
     def bad_input(self, e, arrays, kw):
+        b, x, w = arrays
+        if "broadcast" in str(e):   # a bias that does not expand to the product's shape
+            from ..shape.views import expand_error
+            out = (x.shape[0], w.shape[1])
+            error = expand_error(b, out)
+            if error is not None:
+                return error
+            return RuntimeError(f"The bias of shape {list(b.shape)} does not expand to the "
+                                f"product's shape {list(out)}")
         return RuntimeError(str(e))
 
 
 @export("matmul", method=True)
 def matmul(input, other):
+    if input.__class__ is not Tensor or other.__class__ is not Tensor:
+        expect_tensors("matmul", ("input", "other"), input, other, arrays=True)
     if _amp.active:
         input, other = _lower(input, other)
     from ..shape.views import squeeze, unsqueeze
@@ -236,6 +248,7 @@ def _fold_batch(input, matrix_op, cols):
 
 @export("mm", method=True)
 def mm(input, mat2):
+    expect_tensors("mm", ("input", "mat2"), input, mat2, arrays=True)
     if _amp.active:
         input, mat2 = _lower(input, mat2)
     if input.ndim != 2 or mat2.ndim != 2:
@@ -245,6 +258,9 @@ def mm(input, mat2):
 
 @export("mv", method=True)
 def mv(input, vec):
+    expect_tensors("mv", ("input", "vec"), input, vec, arrays=True)
+    if input.ndim == 0:   # PyTorch's error for a 0-d input, read as a missing dimension
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     if _amp.active:
@@ -254,6 +270,7 @@ def mv(input, vec):
 
 @export("dot", method=True)
 def dot(input, other):
+    expect_tensors("dot", ("input", "tensor"), input, other, arrays=True)
     if _amp.active:
         input, other = _lower(input, other)
     if input.ndim != 1 or other.ndim != 1:
@@ -263,6 +280,7 @@ def dot(input, other):
 
 @export("bmm", method=True)
 def bmm(input, mat2):
+    expect_tensors("bmm", ("input", "mat2"), input, mat2, arrays=True)
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
@@ -290,7 +308,14 @@ def linear(input, weight, bias=None):
     from ..shape.views import t
     if _amp.active:
         input, weight, bias = _lower(input, weight, bias)
-    if input.ndim == 2 and bias is not None:
+    try:
+        two = input.ndim == 2 and weight.ndim
+    except AttributeError:   # not tensors: PyTorch's error naming the argument
+        expect_tensors("linear", ("input", "weight"), input, weight)
+        raise
+    if bias is not None and not isinstance(bias, Tensor):
+        raise not_tensor("linear", "bias", bias)
+    if two and bias is not None:
         return AddmmBackward0.apply(bias, input, t(weight))
     if input.ndim > 2 and bias is not None:  # ViewBackward0 over AddmmBackward0, as PyTorch
         from ..shape.views import reshape
@@ -304,6 +329,7 @@ def linear(input, weight, bias=None):
 @export("outer", "ger", method=True)
 def outer(input, vec2):
     from ..shape.views import reshape
+    expect_tensors("outer", ("input", "vec2"), input, vec2, arrays=True)
     for name, v in (("self", input), ("vec2", vec2)):
         if v.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
@@ -418,6 +444,7 @@ def linalg_cross(input, other, *, dim=-1):
 
 @export("cross")
 def cross(input, other, dim=None):
+    expect_tensors("cross", ("input", "other"), input, other, arrays=True)
     if dim is None:
         warnings.warn("Using gpugrad.cross without specifying the dim arg is deprecated. Please "
                       "either pass the dim explicitly or simply use gpugrad.linalg.cross.",
@@ -458,6 +485,7 @@ def matrix_power(A, n):
 def kron(input, other):
     """Kronecker product: a (..., i, ...) x b (..., j, ...) -> (..., i * nj + j, ...)"""
     from ..shape.views import UnsafeViewBackward0
+    expect_tensors("kron", ("input", "other"), input, other, arrays=True)
     n = max(input.ndim, other.ndim)
     a_shape = (1,) * (n - input.ndim) + tuple(input.shape)
     b_shape = (1,) * (n - other.ndim) + tuple(other.shape)
@@ -519,9 +547,18 @@ OPS = [DotBackward0, MvBackward0, MmBackward0, BmmBackward0, AddmmBackward0, Lin
 
 
 # -- Tensor methods -------------------------------------------------------------------------------
-tensor_method("__matmul__")(lambda s, o: matmul(s, o))
-tensor_method("__rmatmul__")(lambda s, o: matmul(Tensor._make(o) if not isinstance(o, Tensor)
-                                                 else o, s))
+def _matmul_operand(s, o):
+    """The other operand of ``@``: a tensor, or an array taken as one (as PyTorch takes a
+    numpy array there); anything else is Python's TypeError for the operator."""
+    if isinstance(o, Tensor):
+        return o
+    if is_array(o) and not isinstance(o, np.generic):
+        return Tensor._make(o)
+    raise TypeError(f"unsupported operand type(s) for @: 'Tensor' and '{type_name(o)}'")
+
+
+tensor_method("__matmul__")(lambda s, o: matmul(s, _matmul_operand(s, o)))
+tensor_method("__rmatmul__")(lambda s, o: matmul(_matmul_operand(s, o), s))
 tensor_method("cross")(lambda s, other, dim=None: cross(s, other, dim))
 tensor_method("addmm")(lambda s, mat1, mat2, *, beta=1, alpha=1: addmm(
     s, mat1, mat2, beta=beta, alpha=alpha))

@@ -103,6 +103,7 @@ class ConvolutionBackward0(Op):
     __slots__ = ("stride", "padding", "dilation", "groups", "transposed", "one_d", "in_shape",
                  "kernel")
     saves = (0, 1)
+    optional_inputs = (2,)   # the bias
     saved_names = ("input", "weight")
 
     def forward(self, xp, x, w, b, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,

@@ -17,6 +17,7 @@ class EmbeddingBagBackward0(Op):
     to the longest one: rows (B, L) with a mask of the real entries."""
     __slots__ = ("rows", "pos", "keep", "mode", "num", "n", "hit")
     saves = (0, 1)
+    optional_inputs = (1,)   # per_sample_weights
     saved_names = ("weight", "per_sample_weights")
     temps = ("rows", "pos", "keep", "hit")
 

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from ... import _backend, kernels
+from ..._arguments import expect_int, expect_tensors, not_tensor
 from ..._backend import xp_of
 from ...amp._state import state as _amp
 from ...amp._state import upper as _upper
@@ -251,10 +252,15 @@ def _legacy_reduction(size_average, reduce, reduction):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    expect_tensors("mse_loss", ("input", "target"), input, target)
     if _amp.active:
         input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    for t in (input, target):
+        if t.dtype.kind == "c":
+            kind = "ComplexDouble" if t.dtype == np.complex128 else "ComplexFloat"
+            raise NotImplementedError(f"\"mse_cpu\" not implemented for '{kind}'")
     if input.shape != target.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to "
@@ -267,7 +273,13 @@ def _check_target(input, target):
     if target.dtype.kind not in "iu":
         raise RuntimeError("expected scalar type Long but found "
                            f"{scalar_name(target.dtype).capitalize()}")
+    if target.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{scalar_name(target.dtype).capitalize()}")
     expect = () if input.ndim == 1 else (input.shape[0],) + tuple(input.shape[2:])
+    if input.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                         f"{target.shape[0]}")
     if tuple(target.shape) != expect:
         if input.ndim >= 2 and (target.ndim == 0 or target.shape[0] != input.shape[0]):
             n = target.shape[0] if target.ndim else 1
@@ -289,13 +301,20 @@ def _array(t, input, op, dtype=None):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
+    expect_tensors("nll_loss", ("input", "target"), input, target)
     if _amp.active:
         input, = _upper(input)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
+    if input.dtype.kind not in "fc":
+        raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
+                                  f"'{scalar_name(input.dtype).capitalize()}'")
     _check_target(input, target)
+    ignore_index = expect_int(ignore_index, "nll_loss", "ignore_index")
+    if weight is not None and not isinstance(weight, Tensor):
+        raise not_tensor("nll_loss", "weight", weight)
     op = NllLossBackward0
     return op.apply(input, target=_array(target, input, op),
                     weight=_array(weight, input, op, input.dtype), ignore_index=ignore_index,
@@ -306,12 +325,16 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dimension (1, or 0 for an unbatched input), then nll_loss.
     ``target`` holds class indices, or class probabilities shaped like ``input``."""
+    expect_tensors("cross_entropy", ("input", "target"), input, target)
     if _amp.active:
         input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    ignore_index = expect_int(ignore_index, "cross_entropy", "ignore_index")
+    if weight is not None and not isinstance(weight, Tensor):
+        raise not_tensor("cross_entropy", "weight", weight)
+    if label_smoothing > 0.0 and not label_smoothing <= 1.0:   # (PyTorch reads <= 0 as none)
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     dim = 0 if input.ndim == 1 else 1
     logp = log_softmax(input, dim)
     C = input.shape[dim]
@@ -332,7 +355,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return loss.sum()
         return loss.sum() / max(input.numel() // C, 1) if input.ndim > 1 else loss.sum()
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if label_smoothing == 0:
+    if label_smoothing <= 0:
         return nll
     smooth = -(logp if wview is None else logp * wview).sum(dim)
     valid = (target != ignore_index).to(logp.dtype)
@@ -352,6 +375,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
+    expect_tensors("binary_cross_entropy_with_logits", ("input", "target"), input, target)
     if _amp.active:
         input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -374,6 +398,7 @@ def _same_size(input, target):
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """mean |input - target| (PyTorch's graph: MeanBackward0 <- AbsBackward0 <- SubBackward0)"""
+    expect_tensors("l1_loss", ("input", "target"), input, target)
     if _amp.active:
         input, target = _upper(input, target)
     from ..pointwise.unary import abs as _abs
@@ -386,6 +411,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    expect_tensors("smooth_l1_loss", ("input", "target"), input, target)
     if _amp.active:
         input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -399,6 +425,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    expect_tensors("huber_loss", ("input", "target"), input, target)
     if _amp.active:
         input, target = _upper(input, target)
     _check_reduction(reduction)
@@ -411,6 +438,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """-mean(t log x + (1 - t) log(1 - x)) of probabilities ``input`` in [0, 1]."""
+    expect_tensors("binary_cross_entropy", ("input", "target"), input, target)
     if _amp.active:
         input, target = _upper(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)

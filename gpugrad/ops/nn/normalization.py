@@ -12,6 +12,7 @@ class NativeLayerNormBackward0(Op):
     ``len(normalized_shape)`` dimensions; w and b optional"""
     __slots__ = ("axes", "eps", "mean", "rstd")
     saves = (0, 1)
+    optional_inputs = (1, 2)   # weight and bias
     saved_names = ("input", "weight")
     temps = ("mean", "rstd")
 
@@ -74,6 +75,7 @@ class NativeBatchNormBackward0(Op):
     running ones"""
     __slots__ = ("axes", "eps", "training", "mean", "rstd")
     saves = (0, 1)
+    optional_inputs = (1, 2)   # weight and bias
     saved_names = ("input", "weight")
     temps = ("mean", "rstd")
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ... import kernels
+from ..._arguments import expect_operand, expect_tensors, is_operand, type_name
 from ..._backend import xp_of
 from ..._exports import export, method_as_function, tensor_method
 from ..._promotion import result_type
@@ -311,8 +312,20 @@ def pow(input, exponent):
     if isinstance(input, Tensor):
         if isinstance(exponent, Tensor):
             return PowBackward1.apply(input, exponent)
+        if exponent.__class__ is not int and exponent.__class__ is not float:
+            expect_operand(exponent, "pow", "exponent")
         return PowBackward0.apply(input, exponent=exponent)
+    expect_operand(input, "pow", "self")
     return PowBackward2.apply(exponent, base=input)
+
+
+def _pow_operator(s, o):
+    """``s ** o``: a number or a tensor, else Python's TypeError for the operator."""
+    if o.__class__ is not int and o.__class__ is not float and not isinstance(o, Tensor) \
+            and not is_operand(o):
+        raise TypeError(f"unsupported operand type(s) for ** or pow(): 'Tensor' and "
+                        f"'{type_name(o)}'")
+    return pow(s, o)
 
 
 @export("square", method=True)
@@ -397,9 +410,11 @@ class AddcdivBackward0(Op):
 
 @export("lerp", method=True)
 def lerp(input, end, weight):
+    if end.__class__ is not Tensor:
+        expect_tensors("lerp", ("input", "end"), input, end)
     if isinstance(weight, Tensor):
         return LerpBackward1.apply(input, end, weight)
-    return LerpBackward0.apply(input, end, weight=float(weight))
+    return LerpBackward0.apply(input, end, weight=float(expect_operand(weight, "lerp", "weight")))
 
 
 @export("addcmul", method=True)
@@ -616,7 +631,7 @@ tensor_method("__floordiv__")(lambda s, o: div(s, o, rounding_mode="floor"))
 tensor_method("__rfloordiv__")(lambda s, o: div(Tensor._make(xp_of(s._data).asarray(o)), s,
                                                 rounding_mode="floor"))
 tensor_method("__rmod__")(lambda s, o: remainder(o, s))
-tensor_method("__pow__")(lambda s, o: pow(s, o))
+tensor_method("__pow__")(_pow_operator)
 tensor_method("__rpow__")(lambda s, o: PowBackward2.apply(s, base=o))
 tensor_method("__neg__")(lambda s: NegBackward0.apply(s))
 tensor_method("__pos__")(lambda s: s)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..._arguments import expect_operand, expect_tensors
 from ..._backend import xp_of
 from ..._exports import export, method_as_function, tensor_method
 from ...tensor import Tensor
@@ -83,6 +84,7 @@ class XlogyBackward2(XlogyBackward0):
 
 @export("hypot", method=True, inplace=True)
 def hypot(input, other):
+    expect_tensors("hypot", ("input", "other"), input, other)
     return HypotBackward0.apply(input, other)
 
 
@@ -113,6 +115,7 @@ def copysign(input, other):
     sign(x) * sign(y) (0 where x == 0); other gets none: the result is flat in it."""
     from .minmax import where
     from .unary import abs
+    expect_operand(other, "copysign")
     a = abs(_as_float(input))
     neg = signbit(other if isinstance(other, Tensor) else Tensor._make(
         xp_of(a._data).asarray(other)))
@@ -183,6 +186,7 @@ class Atan2Backward0(Op):
 
 @export("atan2", "arctan2", method=True)
 def atan2(input, other):
+    expect_tensors("atan2", ("input", "other"), input, other)
     return Atan2Backward0.apply(input, other)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._arguments import is_operand, not_tensor, type_name
 from ..._backend import xp_of
 from ..._exports import export, tensor_method
 from ...tensor import Tensor
@@ -19,6 +20,9 @@ def _raw(a):
 # -- bitwise --------------------------------------------------------------------------------------
 def _bitwise(name, ufunc):
     def fn(input, other=None, *, out=None):
+        for arg, v in (("input", input), ("other", other)):
+            if v is not None and not isinstance(v, Tensor) and not is_operand(v):
+                raise not_tensor(name, arg, v)
         a = _raw(input)
         b = _raw(other)
         xp = xp_of(a if isinstance(input, Tensor) else b)
@@ -51,20 +55,23 @@ OPS: list = []
 
 
 # -- Tensor methods: the operators ``& | ^ ~ << >>`` and the in-place forms -----------------------
-def _bitwise_op(fn):
+def _bitwise_op(fn, symbol=None):
     """Operators ``& | ^ ~`` are bitwise, as in PyTorch: logical on two bools, an integer
     result for a bool with an integer, refused for floating-point tensors."""
     def op(self, *other):
         if not other and self._data.dtype.kind not in "iub":
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                             "tensors")
+        if other and not isinstance(other[0], Tensor) and not is_operand(other[0]):
+            raise TypeError(f"unsupported operand type(s) for {symbol}: 'Tensor' and "
+                            f"'{type_name(other[0])}'")
         return fn(self, *other)
     return op
 
 
-tensor_method("__and__", "__rand__")(_bitwise_op(bitwise_and))
-tensor_method("__or__", "__ror__")(_bitwise_op(bitwise_or))
-tensor_method("__xor__", "__rxor__")(_bitwise_op(bitwise_xor))
+tensor_method("__and__", "__rand__")(_bitwise_op(bitwise_and, "&"))
+tensor_method("__or__", "__ror__")(_bitwise_op(bitwise_or, "|"))
+tensor_method("__xor__", "__rxor__")(_bitwise_op(bitwise_xor, "^"))
 tensor_method("__invert__")(_bitwise_op(bitwise_not))
 tensor_method("__rlshift__")(lambda s, o: bitwise_left_shift(o, s))
 tensor_method("__rrshift__")(lambda s, o: bitwise_right_shift(o, s))

@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from ... import _backend
+from ..._arguments import expect_tensors, is_operand, not_tensor
 from ..._backend import xp_of
 from ..._exports import export, tensor_method
 from ...tensor import Tensor, scalar_name
@@ -107,6 +108,7 @@ export("ge", "greater_equal")(ge)
 
 @export("isclose", method=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    expect_tensors("isclose", ("input", "other"), input, other)
     a = input._data
     return Tensor._make(xp_of(a).isclose(a, _data(other), rtol, atol, equal_nan))
 
@@ -115,11 +117,39 @@ OPS: list = []
 
 
 # -- Tensor methods: comparison and logic operators (not differentiable) --------------------------
-def _cmp(ufunc):
+_ORDERINGS = {np.less: "lt", np.less_equal: "le", np.greater: "gt", np.greater_equal: "ge"}
+
+
+def _is_complex(v):
+    return isinstance(v, complex) or getattr(getattr(v, "dtype", None), "kind", "") == "c"
+
+
+def _unordered(name, a, b):
+    """PyTorch's error for ordering complex numbers (which have no order)."""
+    wide = np.complex128 in (a.dtype, getattr(b, "dtype", None))
+    raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                              f"'{'ComplexDouble' if wide else 'ComplexFloat'}'")
+
+
+def _cmp(ufunc, name=None):
+    """``t.eq(other)`` (``name``: refuses what is neither a tensor nor a number) or the
+    operator ``t == other`` (for such a value: NotImplemented, so Python answers: ``x == None``
+    is False, ``x < 'a'`` a TypeError, as in PyTorch)."""
+    ordering = _ORDERINGS.get(ufunc)
+
     def compare(self, other):
-        if other is None:  # x == None is False (and x < None a TypeError), as in PyTorch
+        if isinstance(other, Tensor):
+            o = other._data
+        elif other.__class__ is int or other.__class__ is float:
+            o = other
+        elif is_operand(other):
+            o = other
+            if ordering is not None and _is_complex(o):   # (checked where it costs nothing:
+                _unordered(ordering, self._data, o)       # a tensor's dtype read does)
+        elif name is None:
             return NotImplemented
-        o = other._data if isinstance(other, Tensor) else other
+        else:
+            raise not_tensor(name, "other", other)
         if isinstance(other, Tensor) and type(o) is not type(self._data):
             if _backend.cpu_scalar(o):    # a 0-d CPU tensor joins any device, as in PyTorch
                 o = o[()]
@@ -139,6 +169,8 @@ def _cmp(ufunc):
 
 def _logic(name):
     def op(self, other=None):
+        if other is not None and not isinstance(other, Tensor):
+            raise not_tensor(name, "other", other)
         xp = _backend.xp_of(self._data)
         f = getattr(xp, name)
         if other is None:
@@ -170,12 +202,12 @@ def _logical_(name):
     return op
 
 
-tensor_method("__eq__", "eq")(_cmp(np.equal))
-tensor_method("__ne__", "ne", "not_equal")(_cmp(np.not_equal))
-tensor_method("__lt__", "lt", "less")(_cmp(np.less))
-tensor_method("__le__", "le", "less_equal")(_cmp(np.less_equal))
-tensor_method("__gt__", "gt", "greater")(_cmp(np.greater))
-tensor_method("__ge__", "ge", "greater_equal")(_cmp(np.greater_equal))
+for _name, _ufunc, _aliases in (("eq", np.equal, ()), ("ne", np.not_equal, ("not_equal",)),
+                                ("lt", np.less, ("less",)), ("le", np.less_equal, ("less_equal",)),
+                                ("gt", np.greater, ("greater",)),
+                                ("ge", np.greater_equal, ("greater_equal",))):
+    tensor_method(f"__{_name}__")(_cmp(_ufunc))
+    tensor_method(_name, *_aliases)(_cmp(_ufunc, _name))
 for _name, _aliases in (("eq", ()), ("ne", ("not_equal_",)), ("lt", ("less_",)),
                         ("le", ("less_equal_",)), ("gt", ("greater_",)),
                         ("ge", ("greater_equal_",))):
@@ -188,9 +220,21 @@ tensor_method("logical_not_")(_logical_("logical_not"))
 tensor_method("isnan")(_logic("isnan"))
 tensor_method("isinf")(_logic("isinf"))
 tensor_method("isfinite")(_logic("isfinite"))
-tensor_method("equal")(lambda s, o: bool(s.shape == o.shape and (s._data == o._data).all()))
-tensor_method("allclose")(lambda s, o, rtol=1e-05, atol=1e-08, equal_nan=False: bool(
-    _backend.xp_of(s._data).allclose(s._data, o._data, rtol, atol, equal_nan)))
+
+
+@tensor_method("equal")
+def _equal(s, o):
+    expect_tensors("equal", ("input", "other"), s, o)
+    return bool(s.shape == o.shape and (s._data == o._data).all())
+
+
+@tensor_method("allclose")
+def _allclose(s, o, rtol=1e-05, atol=1e-08, equal_nan=False):
+    expect_tensors("allclose", ("input", "other"), s, o)
+    return bool(_backend.xp_of(s._data).allclose(s._data, o._data, rtol, atol, equal_nan))
+
+
+
 tensor_method("all")(lambda s, dim=None, keepdim=False: Tensor._make(
     _backend.xp_of(s._data).asarray(s._data.all(axis=dim, keepdims=keepdim))))
 tensor_method("any")(lambda s, dim=None, keepdim=False: Tensor._make(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _backend
+from ..._arguments import expect_tensors, is_operand, not_tensor, overflow, type_name
 from ..._backend import xp_of
 from ..._exports import export, method_as_function, tensor_method
 from ..._promotion import result_type
@@ -120,6 +121,13 @@ class WhereBackward0(Op):
 
 @export("clamp", "clip", method=True)
 def clamp(input, min=None, max=None):
+    for arg, v in (("min", min), ("max", max)):
+        if v is not None and v.__class__ is not int and v.__class__ is not float \
+                and not isinstance(v, Tensor) and not is_operand(v):
+            raise TypeError(f"clamp(): argument '{arg}' must be Number or Tensor, not "
+                            f"{type_name(v)}")
+        if isinstance(v, complex):   # PyTorch reads the bounds as doubles
+            raise overflow(v, np.float64)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         if min is None or max is None:
             return ClampBackward0.apply(input, min if max is None else max,
@@ -133,11 +141,15 @@ clip = clamp
 
 @export("maximum", method=True)
 def maximum(input, other):
+    if input.__class__ is not Tensor or other.__class__ is not Tensor:
+        expect_tensors("maximum", ("input", "other"), input, other)
     return MaximumBackward0.apply(input, other)
 
 
 @export("minimum", method=True)
 def minimum(input, other):
+    if input.__class__ is not Tensor or other.__class__ is not Tensor:
+        expect_tensors("minimum", ("input", "other"), input, other)
     return MinimumBackward0.apply(input, other)
 
 
@@ -145,7 +157,12 @@ def minimum(input, other):
 def where(condition, input=None, other=None):
     if input is None and other is None:
         return tuple(Tensor._make(i) for i in _t(condition)._data.nonzero())
-    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if isinstance(condition, Tensor):
+        cond = condition._data
+    elif _backend.is_array(condition):
+        cond = condition
+    else:
+        raise not_tensor("where", "condition", condition)
     if cond.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {scalar_name(cond.dtype).capitalize()}")
@@ -183,12 +200,14 @@ def _fext(input, other, larger):
 @export("fmax", method=True)
 def fmax(input, other, *, out=None):
     """max(a, b), or the one that is not nan (nan only when both are)."""
+    expect_tensors("fmax", ("input", "other"), input, other)
     return _fext(input, other, True)
 
 
 @export("fmin", method=True)
 def fmin(input, other, *, out=None):
     """min(a, b), or the one that is not nan (nan only when both are)."""
+    expect_tensors("fmin", ("input", "other"), input, other)
     return _fext(input, other, False)
 
 

@@ -7,6 +7,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..._arguments import expect_tensor
 from ..._backend import xp_of
 from ..._exports import export
 from ...tensor import Tensor
@@ -102,11 +103,15 @@ for _cls in (MaxBackward0, MinBackward0):
 
 def _max_min(full, per_dim, input, dim, keepdim, other):
     name = "max" if full is MaxBackward1 else "min"
+    expect_tensor(input, name)
     if isinstance(dim, Tensor):  # max(a, b): elementwise
         other = dim
     if other is not None:
         from ..pointwise import minmax as pointwise
         return (pointwise.maximum if full is MaxBackward1 else pointwise.minimum)(input, other)
+    if input.dtype.kind == "c":   # complex numbers have no order
+        raise NotImplementedError(f'"{name}_{"all" if dim is None else "cpu"}" not implemented '
+                                  f"for '{_COMPLEX_NAMES[input.dtype.name]}'")
     axis = _nonempty(name, input, dim)
     if dim is None:
         return full.apply(input)
@@ -411,7 +416,7 @@ def nanmedian(input, dim=None, keepdim=False):
 
 def arg_extreme(name, input, dim, keepdim):
     """argmax / argmin: the first index of the extreme (of a nan, as the largest and smallest)."""
-    x = input._data
+    x = expect_tensor(input, name)._data
     xp = xp_of(x)
     if x.dtype.kind == "b":
         raise RuntimeError(f"{name}(): does not support bool input")

@@ -12,9 +12,10 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..._arguments import expect_tensor
 from ..._backend import xp_of
 from ..._exports import export
-from ...tensor import DEFAULT, Tensor, scalar_name
+from ...tensor import DEFAULT, Tensor, as_dim, scalar_name
 from .._op import Op
 from ..linalg.norms import _kind_name
 
@@ -44,12 +45,15 @@ def _axes(dim, ndim):
         return None
     if isinstance(dim, Tensor):
         dim = dim.tolist()
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = (dim,) if dim.__class__ is int else tuple(dim) if isinstance(dim, (tuple, list)) \
+        else (as_dim(dim),)
     if not dims:
         return tuple(range(ndim))
     n = builtins.max(ndim, 1)
     out = []
     for d in dims:
+        if d.__class__ is not int:
+            d = as_dim(d)
         if not -n <= d < n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}]"
                              f", but got {d})")
@@ -62,6 +66,8 @@ def _axes(dim, ndim):
 def _int_dim(name, dim, message=None):
     """``dim`` as an int, or PyTorch's TypeError for a tuple or list where one int is taken."""
     try:
+        if isinstance(dim, bool):
+            raise TypeError
         return operator.index(dim)
     except TypeError:
         raise TypeError(message or f"{name}(): argument 'dim' (position 2) must be int, not "
@@ -320,13 +326,17 @@ def _float_input(name, x):
                            f"{scalar_name(x._data.dtype).capitalize()}")
 
 
-def _cast(input, dtype):
+def _cast(input, dtype, fn="mean"):
+    if input.__class__ is not Tensor:
+        expect_tensor(input, fn)
     return input if dtype is None else input.to(dtype)
 
 
 def _widened(input, dtype):
     """The input of sum / prod: cast to dtype, or unsigned integers to int64 (PyTorch's result;
     numpy's would be uint64)."""
+    if input.__class__ is not Tensor:
+        expect_tensor(input, "sum")
     return _cast(input, np.int64 if dtype is None and input._data.dtype.kind == "u" else dtype)
 
 

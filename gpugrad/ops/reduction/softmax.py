@@ -7,7 +7,7 @@ from ... import kernels
 from ..._exports import export
 from ...amp._state import state as _amp
 from ...amp._state import upper as _upper
-from ...tensor import scalar_name
+from ...tensor import as_dim, scalar_name
 from .._op import Op
 from .reduce import _axes, _cast
 
@@ -51,8 +51,10 @@ def _softmax_input(name, input, dim, dtype):
     integer or bool input without a dtype."""
     if _amp.active:
         input, = _upper(input)
-    input = _cast(input, dtype)
-    axis = _axes(-1 if dim is None else dim, input.ndim)[0] if input.ndim else 0
+    input = _cast(input, dtype, name)
+    if dim.__class__ is not int:
+        dim = as_dim(dim)
+    axis = _axes(dim, input.ndim)[0] if input.ndim else 0
     if input._data.dtype.kind in "biu":
         last = "lastdim_" if axis == builtins.max(input.ndim - 1, 0) else ""
         raise NotImplementedError(f'"{name}_{last}kernel_impl" not implemented for '

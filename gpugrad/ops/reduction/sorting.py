@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._arguments import expect_tensor
 from ..._backend import xp_of
 from ..._exports import export
 from ...tensor import Tensor
@@ -44,7 +45,7 @@ def _scalar(input, dim):
 
 @export("sort", method=True)
 def sort(input, dim=-1, descending=False, stable=False):
-    if input.ndim == 0:
+    if expect_tensor(input, "sort").ndim == 0:
         return values_indices(input.clone(), Tensor._make(_scalar(input, dim)), "sort")
     dim = input._dim(dim)
     idx = _order(input, dim, descending)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._arguments import expect_int, expect_tensor, type_name
 from ..._exports import export
-from ...tensor import Tensor, scalar_name
+from ...tensor import Tensor, as_dim, scalar_name
 from .._op import Op
 from .views import _as_view, _zeros_t
 
@@ -78,9 +79,14 @@ def _mixed_dtype(tensors):
 
 
 def _tensor_list(name, tensors):
-    if isinstance(tensors, Tensor):
+    """The tensors of cat / stack: a list or tuple of tensors, or PyTorch's TypeError."""
+    if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not Tensor")
+                        f"not {type_name(tensors)}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type_name(t)}")
     return list(tensors)
 
 
@@ -175,6 +181,8 @@ def stack(tensors, dim=0):
     tensors = _tensor_list("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
+    if dim.__class__ is not int:
+        dim = as_dim(dim)
     n = tensors[0].ndim + 1
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
@@ -187,7 +195,7 @@ def stack(tensors, dim=0):
 
 @export("split", method=True)
 def split(tensor, split_size_or_sections, dim=0):
-    if tensor.ndim == 0:
+    if expect_tensor(tensor, "split").ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     axis = tensor._dim(dim)
     n = tensor._data.shape[axis]
@@ -221,7 +229,7 @@ def _piece(axis, start, n):
 def chunk(input, chunks, dim=0):
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    if chunks <= 0:
+    if expect_int(chunks, "chunk", "chunks") <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input._data.shape[input._dim(dim)]
     if n == 0:   # as many empty pieces as asked for

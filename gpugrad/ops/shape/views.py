@@ -9,10 +9,11 @@ import math
 import numpy as np
 
 from ... import _backend
+from ..._arguments import expect_ints, expect_tensor, expect_tensors
 from ..._backend import xp_of
 from ..._exports import export, tensor_method
 from ...autograd.grad_mode import state as grad_state
-from ...tensor import Size, Tensor
+from ...tensor import Size, Tensor, as_dim
 from ...tensor_inplace import check
 from .._op import Op, unbroadcast
 
@@ -39,10 +40,15 @@ def _as_view(out, x, view_fn):
     return out
 
 
-def _shape_arg(shape):
+def _shape_arg(shape, fn="reshape", arg="shape"):
+    """A shape given as ``f(2, 3)`` or ``f((2, 3))`` as a tuple of ints, or PyTorch's
+    TypeError for an entry that is no int (a float is not truncated)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+        shape = shape[0]
+    for s in shape:
+        if s.__class__ is not int:
+            return expect_ints(shape, fn, arg)
+    return tuple(shape)
 
 
 class ViewBackward0(Op):
@@ -193,6 +199,8 @@ def _zeros_t(ref, shape):
 # -- public functions ---------------------------------------------------------------------------
 @export("reshape", method=True)
 def reshape(input, *shape):
+    if input.__class__ is not Tensor:
+        expect_tensor(input, "reshape")
     shape = _shape_arg(shape)
     for i, n in enumerate(shape):
         if n < -1:   # numpy would infer it as it does -1
@@ -221,7 +229,7 @@ def view(input, *shape):
             shape and isinstance(shape[0], type)):
         raise RuntimeError("view(dtype) is not supported; use .to(dtype)")
     x = input._data
-    if not x.flags.c_contiguous and not _reshapes_to_view(x, _shape_arg(shape)):
+    if not x.flags.c_contiguous and not _reshapes_to_view(x, _shape_arg(shape, "view", "size")):
         # NOTE: numpy reshapes without a copy exactly when PyTorch's view can: the new shape
         # only splits or merges dims whose strides are contiguous with each other
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
@@ -258,6 +266,8 @@ def squeeze(input, dim=None):
 
 @export("unsqueeze", method=True)
 def unsqueeze(input, dim):
+    if dim.__class__ is not int:
+        dim = as_dim(dim)
     n = input.ndim + 1
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
@@ -274,7 +284,7 @@ def _view_op(cls, input, shape):
 
 @tensor_method("expand")
 def expand(input, *sizes):
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(sizes, "expand", "size")
     shape = input._data.shape
     lead = len(sizes) - len(shape)
     error = expand_error(input._data, sizes)
@@ -286,6 +296,7 @@ def expand(input, *sizes):
 
 @tensor_method("expand_as")
 def expand_as(input, other):
+    expect_tensors("expand_as", ("input", "other"), input, other)
     return expand(input, other._data.shape)
 
 
@@ -296,7 +307,7 @@ def broadcast_to(input, shape):
 
 @export("permute", method=True)
 def permute(input, *dims):
-    dims = _shape_arg(dims)
+    dims = _shape_arg(dims, "permute", "dims")
     n = input.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -359,6 +370,10 @@ def ravel(input):
 
 @export("movedim", "moveaxis", method=True)
 def movedim(input, source, destination):
+    if isinstance(source, (tuple, list)) != isinstance(destination, (tuple, list)):
+        raise TypeError(f"movedim(): argument 'destination' must be "
+                        f"{'tuple of ints' if isinstance(source, (tuple, list)) else 'int'}, "
+                        f"not {type(destination).__name__}")
     src = (source,) if isinstance(source, int) else tuple(source)
     dst = (destination,) if isinstance(destination, int) else tuple(destination)
     if len(src) != len(dst):
@@ -553,8 +568,9 @@ def _mT(self):  # noqa: N802  (PyTorch's name)
     return self if self.ndim == 0 else transpose(self, -2, -1)
 
 
-tensor_method("view_as")(lambda s, o: view(s, o._data.shape))
-tensor_method("reshape_as")(lambda s, o: reshape(s, o._data.shape))
+tensor_method("view_as")(lambda s, o: view(s, expect_tensor(o, "view_as", "other")._data.shape))
+tensor_method("reshape_as")(lambda s, o: reshape(s, expect_tensor(o, "reshape_as",
+                                                                  "other")._data.shape))
 tensor_method("narrow_copy")(lambda s, dim, start, length: narrow(s, dim, start, length).clone())
 
 
