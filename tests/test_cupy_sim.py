@@ -116,3 +116,30 @@ def test_the_simulated_device_answers_cuda_queries():
     start.record()
     end.record()
     assert cp.cuda.get_elapsed_time(start, end) >= 0.0
+
+
+def test_memory_pools_book_their_own_bytes():
+    pool, default = cp.cuda.MemoryPool(), cp.get_default_memory_pool()
+    before = default.used_bytes()
+    assert cp.cuda.get_allocator().__self__ is default
+    with cp.cuda.using_allocator(pool.malloc):
+        assert cp.cuda.get_allocator().__self__ is pool
+        a = cp.zeros(1000)                      # 8000 bytes in 512-byte units
+        with pytest.raises(ValueError, match="Can't change the global allocator inside "
+                                             "`using_allocator` context manager"):
+            cp.cuda.set_allocator(pool.malloc)
+    assert pool.used_bytes() == 8192 and default.used_bytes() == before
+    b = a + 1                                   # outside: the default pool
+    assert pool.used_bytes() == 8192 and default.used_bytes() == before + 8192
+    del a, b
+    assert pool.used_bytes() == 0 and pool.total_bytes() == 8192 and pool.free_bytes() == 8192
+    pool.free_all_blocks()
+    assert pool.total_bytes() == 0 and default.used_bytes() == before
+    ptr = pool.malloc(100)
+    assert pool.used_bytes() == 512 and ptr.ptr
+    del ptr
+    assert pool.used_bytes() == 0
+    with cp.cuda.using_allocator():              # no pool: raw allocations
+        c = cp.ones(10)
+    assert pool.used_bytes() == 0 and default.used_bytes() == before
+    del c

@@ -12,7 +12,8 @@ without a GPU) and enforces the rules that code written against numpy breaks mos
 - a name CuPy lacks, or a keyword its function does not take, fails as it would on a GPU;
 - results that numpy returns as named tuples (``slogdet``, ``eigh``, ``svd``) are plain tuples;
 - ``cupy.random.default_rng`` has CuPy's few methods, not numpy's many;
-- memory-pool figures, memory hooks, streams and events behave like CuPy's on one device.
+- memory pools (each counting its own bytes, booked through ``set_allocator`` /
+  ``using_allocator``), memory hooks, streams and events behave like CuPy's on one device.
 
 What it cannot check: anything about the kernels themselves (launches run each kernel's numpy
 reference instead), speed, and numerical differences of the GPU's own math libraries. Passing
@@ -28,7 +29,7 @@ import types
 
 import numpy as np
 
-from . import _device
+from . import _device, _memory
 from ._array import check_call, ndarray, unwrap, wrap
 
 __all__ = ["install", "module", "ndarray"]
@@ -196,8 +197,8 @@ def _build():
     cp.get_array_module = lambda *args: cp if any(isinstance(a, ndarray) for a in args) else np
     cp.from_dlpack = _device.from_dlpack
     cp.fromDlpack = _device.from_dlpack
-    cp.get_default_memory_pool = lambda: _device.POOL
-    cp.get_default_pinned_memory_pool = lambda: _device.PINNED_POOL
+    cp.get_default_memory_pool = lambda: _memory.POOL
+    cp.get_default_pinned_memory_pool = lambda: _memory.PINNED_POOL
 
     def _no_kernels(*args, **kw):
         raise NotImplementedError("the simulated CuPy runs no CUDA code: kernels are launched "
@@ -226,6 +227,7 @@ def _build():
     cp._submodules = {
         "cupy": cp, "cupy.linalg": linalg, "cupy.random": cp.random, "cupy.cuda": cp.cuda,
         "cupy.cuda.memory_hook": cp.cuda.memory_hook, "cupy.lib.stride_tricks": lib.stride_tricks,
+        "cupy.cuda.memory": cp.cuda.memory,
         "cupyx": _special.cupyx(), "cupyx.scipy.special": _special.build(),
     }
     return cp

@@ -7,7 +7,7 @@ import weakref
 
 import numpy as np
 
-from . import _device
+from . import _device, _memory
 
 
 class ndarray:
@@ -20,7 +20,7 @@ class ndarray:
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
         self._a = np.empty(shape, dtype, order=order)
         self._base = None
-        _device.allocated(self)
+        _memory.allocated(self)
 
     # -- what CuPy refuses -------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
@@ -58,7 +58,7 @@ class ndarray:
     mT = property(lambda self: wrap(np.swapaxes(self._a, -1, -2)))
     flags = property(lambda self: _Flags(self._a))
     base = property(lambda self: self._base)
-    data = property(lambda self: _device.MemoryPointer(self._a, self._base))
+    data = property(lambda self: _memory.MemoryPointer(self._a, self._base))
     device = property(lambda self: _device.DEVICE)
     real = property(lambda self: wrap(self._a.real))
     imag = property(lambda self: wrap(self._a.imag))
@@ -251,7 +251,7 @@ def wrap(x):
         if root is x:
             out._base = None
             _register(x, out)
-            _device.allocated(out)
+            _memory.allocated(out)
         else:
             owner = _owner(root)
             out._base = wrap(root) if owner is None else owner
