@@ -1,26 +1,25 @@
-"""The simulated device: one GPU, streams, events, DLPack, and the ``cupy.cuda`` namespace
-(its memory part from ``_memory``)."""
+"""The simulated device: one GPU, and the ``cupy.cuda`` namespace around it (devices, the
+runtime's calls and constants, streams, events, graphs, memory), plus DLPack."""
 from __future__ import annotations
 
-import time
 import types
 
 import numpy as np
 
-from . import _memory
+from . import _capture, _errors, _memory, _streams
+from ._errors import CUDADriverError, CUDARuntimeError
 from ._memory import TOTAL_MEMORY
 
 NAME = b"Simulated CUDA device (numpy)"
 
 
-# -- devices, streams, events -------------------------------------------------------------------
 class Device:
     """CuPy's ``cuda.Device``: one device, id 0; a context manager."""
 
     def __init__(self, device=None):
         idx = 0 if device is None else int(device.id if isinstance(device, Device) else device)
         if idx != 0:
-            raise CUDARuntimeError("cudaErrorInvalidDevice: invalid device ordinal")
+            raise CUDARuntimeError(_errors.INVALID_DEVICE)
         self.id = idx
 
     def __enter__(self):
@@ -39,10 +38,10 @@ class Device:
         pass
 
     def synchronize(self):
-        pass
+        _capture.device_synchronize()
 
     compute_capability = "90"
-    mem_info = property(lambda self: (TOTAL_MEMORY - _memory.reserved_bytes(), TOTAL_MEMORY))
+    mem_info = property(lambda self: _mem_info())
 
     def __repr__(self):
         return f"<CUDA Device {self.id}>"
@@ -51,110 +50,72 @@ class Device:
 DEVICE = Device(0)
 
 
-class CUDARuntimeError(RuntimeError):
-    pass
+def _mem_info():
+    return TOTAL_MEMORY - _memory.reserved_bytes(), TOTAL_MEMORY
 
 
-class Stream:
-    null = None
-
-    def __init__(self, null=False, non_blocking=False, ptr=0, priority=0):
-        self.ptr = 0 if null else id(self)
-        self.priority = priority
-        self.device_id = 0
-
-    def synchronize(self):
-        pass
-
-    def use(self):
-        _current[0] = self
-        return self
-
-    def __enter__(self):
-        self._prev = _current[0]
-        _current[0] = self
-        return self
-
-    def __exit__(self, *exc):
-        _current[0] = self._prev
-
-    @property
-    def done(self):
-        return True
-
-    def record(self, event=None):
-        event = event or Event()
-        event.record(self)
-        return event
-
-    def wait_event(self, event):
-        pass
-
-    def __eq__(self, other):
-        return isinstance(other, Stream) and other.ptr == self.ptr
-
-    def __hash__(self):
-        return hash(self.ptr)
+def _runtime():
+    """``cupy.cuda.runtime``: what gpugrad and capture code call, with CUDA's constants."""
+    return types.SimpleNamespace(
+        getDeviceCount=lambda: 1,
+        getDevice=lambda: 0,
+        getDeviceProperties=lambda i: _properties(i),
+        memGetInfo=_mem_info,
+        runtimeGetVersion=lambda: 13000,
+        driverGetVersion=lambda: 13000,
+        deviceSynchronize=_capture.device_synchronize,
+        streamSynchronize=_streams.stream_synchronize,
+        streamQuery=_streams.stream_query,
+        streamGetFlags=_streams.stream_get_flags,
+        streamIsCapturing=_streams.stream_is_capturing,
+        streamBeginCapture=_streams.stream_begin_capture,
+        streamEndCapture=_streams.stream_end_capture,
+        streamCaptureModeGlobal=_capture.MODE_GLOBAL,
+        streamCaptureModeThreadLocal=_capture.MODE_THREAD_LOCAL,
+        streamCaptureModeRelaxed=_capture.MODE_RELAXED,
+        streamCaptureStatusNone=_capture.STATUS_NONE,
+        streamCaptureStatusActive=_capture.STATUS_ACTIVE,
+        streamCaptureStatusInvalidated=_capture.STATUS_INVALIDATED,
+        streamDefault=_streams.STREAM_DEFAULT,
+        streamNonBlocking=_streams.STREAM_NON_BLOCKING,
+        streamLegacy=_streams.STREAM_LEGACY,
+        streamPerThread=_streams.STREAM_PER_THREAD,
+        is_hip=False,
+        CUDARuntimeError=CUDARuntimeError)
 
 
-Stream.null = Stream(null=True)
-_current = [Stream.null]
-
-
-class Event:
-    def __init__(self, block=False, disable_timing=False, interprocess=False):
-        self.disable_timing = disable_timing
-        self.ptr = id(self)
-        self._t = None
-
-    def record(self, stream=None):
-        self._t = time.perf_counter()
-
-    def synchronize(self):
-        pass
-
-    @property
-    def done(self):
-        return True
-
-
-def get_elapsed_time(start, end):
-    if start.disable_timing or end.disable_timing:
-        raise CUDARuntimeError("cudaErrorInvalidResourceHandle: invalid resource handle")
-    if start._t is None or end._t is None:
-        raise CUDARuntimeError("cudaErrorInvalidResourceHandle: event not recorded")
-    return (end._t - start._t) * 1e3
+def _module(name, **attrs):
+    mod = types.ModuleType(name)
+    mod.__dict__.update(attrs)
+    return mod
 
 
 def build_cuda(real_cuda):
     cuda = types.ModuleType("cupy.cuda")
     cuda.Device = Device
-    cuda.Stream = Stream
-    cuda.Event = Event
-    cuda.get_elapsed_time = get_elapsed_time
-    cuda.get_current_stream = lambda device_id=-1: _current[0]
     cuda.get_device_id = lambda: 0
     cuda.nvrtc = real_cuda.nvrtc          # compiling needs no GPU: the real binding
-    cuda.memory_hook = types.ModuleType("cupy.cuda.memory_hook")
-    cuda.memory_hook.MemoryHook = _memory.MemoryHook
+    cuda.runtime = _runtime()
+    cuda.driver = _module("cupy.cuda.driver", CUDADriverError=CUDADriverError)
+
+    cuda.stream = _module("cupy.cuda.stream", Stream=_streams.Stream, Event=_streams.Event,
+                          get_current_stream=_streams.get_current_stream,
+                          get_elapsed_time=_streams.get_elapsed_time)
+    for name in ("Stream", "Event", "get_current_stream", "get_elapsed_time"):
+        setattr(cuda, name, getattr(cuda.stream, name))
+    cuda.graph = _module("cupy.cuda.graph", Graph=_capture.Graph)
+    cuda.Graph = _capture.Graph
+
+    cuda.memory_hook = _module("cupy.cuda.memory_hook", MemoryHook=_memory.MemoryHook)
     cuda.MemoryHook = _memory.MemoryHook
     memory_names = ("MemoryPool", "MemoryPointer", "OutOfMemoryError", "alloc",
                     "set_allocator", "get_allocator")
-    cuda.memory = types.ModuleType("cupy.cuda.memory")
-    cuda.memory._malloc = _memory._malloc
+    cuda.memory = _module("cupy.cuda.memory", _malloc=_memory._malloc,
+                          **{n: getattr(_memory, n) for n in memory_names})
     for name in memory_names:
-        setattr(cuda.memory, name, getattr(_memory, name))
         setattr(cuda, name, getattr(_memory, name))
     cuda.using_allocator = _memory.using_allocator
-    cuda.runtime = types.SimpleNamespace(
-        getDeviceCount=lambda: 1,
-        getDevice=lambda: 0,
-        getDeviceProperties=lambda i: _properties(i),
-        memGetInfo=lambda: (TOTAL_MEMORY - _memory.reserved_bytes(), TOTAL_MEMORY),
-        runtimeGetVersion=lambda: 13000,
-        driverGetVersion=lambda: 13000,
-        deviceSynchronize=lambda: None,
-        CUDARuntimeError=CUDARuntimeError)
+
     cuda.profiler = types.SimpleNamespace(start=lambda: None, stop=lambda: None)
     cuda.nvtx = types.SimpleNamespace(RangePush=lambda *a, **k: None, RangePop=lambda: None,
                                       Mark=lambda *a, **k: None)

@@ -11,6 +11,9 @@ import weakref
 
 import numpy as np
 
+from . import _capture
+from ._errors import CUDARuntimeError
+
 TOTAL_MEMORY = 80 * 2 ** 30
 _UNIT = 512          # CuPy's allocation unit: pools book sizes rounded up to it
 
@@ -161,7 +164,7 @@ def alloc(size):
 
 def allocated(arr):
     """Book a new device array's memory with the allocator in effect (raising CuPy's error past
-    a pool's limit)."""
+    a pool's limit); during a capture its contents are undefined until the graph runs."""
     if _scoped[0]:
         allocator = get_allocator()
         pool = _pool_of(allocator)
@@ -196,7 +199,7 @@ class MemoryHook:
 # -- pointers -------------------------------------------------------------------------------------
 class MemoryPointer:
     """``ndarray.data`` or what ``malloc`` returns: ``ptr`` where the memory starts, ``mem``
-    the allocation it is in."""
+    the allocation it is in. Copies are checked as CuPy checks them during a capture."""
 
     def __init__(self, a, base=None):
         self._owner = a   # as CuPy's pointer holds its memory: a copy through it stays valid
@@ -206,9 +209,43 @@ class MemoryPointer:
         self.mem = types.SimpleNamespace(ptr=root.__array_interface__["data"][0],
                                          size=root.nbytes, device_id=0)
 
+    def _copy_async(self, src, size, name, stream=None):
+        if not size:
+            return
+        seq = _capture.recording(stream, CUDARuntimeError) if _capture.ACTIVE else None
+        if seq is not None:
+            seq.protect(self._owner)
+
+            def run():
+                ctypes.memmove(self.ptr, src.ptr, size)
+            run()
+            _capture.record_host(seq, name, run, [self._owner])
+            return
+        ctypes.memmove(self.ptr, src.ptr, size)
+
     def copy_from_device(self, src, size):
-        if size:
-            ctypes.memmove(self.ptr, src.ptr, size)
+        _capture.refuse_transfer("synchronous API calls")
+        self._copy_async(src, size, "memcpy")
 
     def copy_from_device_async(self, src, size, stream=None):
-        self.copy_from_device(src, size)
+        self._copy_async(src, size, "memcpy", stream)
+
+    def copy_from_host(self, mem, size):
+        _capture.refuse_transfer("synchronous API calls")
+        if size:
+            ctypes.memmove(self.ptr, mem if isinstance(mem, int) else mem.value, size)
+
+    def copy_from_host_async(self, mem, size, stream=None):
+        _capture.refuse_transfer("H2D transfers", stream)
+        if size:
+            ctypes.memmove(self.ptr, mem if isinstance(mem, int) else mem.value, size)
+
+    def copy_to_host(self, mem, size):
+        _capture.refuse_transfer("synchronous API calls")
+        if size:
+            ctypes.memmove(mem if isinstance(mem, int) else mem.value, self.ptr, size)
+
+    def copy_to_host_async(self, mem, size, stream=None):
+        _capture.refuse_transfer("D2H transfers", stream)
+        if size:
+            ctypes.memmove(mem if isinstance(mem, int) else mem.value, self.ptr, size)
