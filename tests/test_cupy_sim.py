@@ -534,3 +534,38 @@ def test_a_kernel_launch_is_one_step_whatever_its_reference_calls(stream, monkey
     g.launch()
     assert out["y"].tolist() == [[7.0], [15.0]]
     np.testing.assert_allclose(out["s"]._a, 1 / (1 + np.exp(-a._a)))
+
+
+def test_every_kind_of_device_op_is_replayed(stream):
+    x = _dev([0.5, -1.0, 2.0])
+    idx = _dev([2, 0], np.int64)
+    special = cp._submodules["cupyx.scipy.special"]
+    acc, calls = _dev([0.0, 0.0, 0.0]), []
+    out = {}
+
+    def work():
+        out["reduce"] = cp.add.reduce(x)
+        out["accumulate"] = cp.multiply.accumulate(x)
+        out["outer"] = cp.subtract.outer(x, x)
+        out["erf"] = special.erf(x)
+        out["norm"] = cp.linalg.norm(x)
+        out["astype"] = x.astype(np.float32)
+        out["copy"] = x.copy()
+        out["take"] = x[idx]                   # advanced indexing: a copy
+        out["sorted"] = cp.sort(x)
+        cp.add.at(acc, idx, x[:2])
+        acc.scatter_max(idx, 1.0)
+        stream.launch_host_func(calls.append, "host")
+    g = _capture(stream, work)
+    assert acc.tolist() == [0.0, 0.0, 0.0] and calls == []
+    x[...] = _dev([1.0, 2.0, 3.0])
+    g.launch()
+    v = np.array([1.0, 2.0, 3.0])
+    assert float(out["reduce"]) == 6.0 and out["accumulate"].tolist() == [1.0, 2.0, 6.0]
+    assert out["outer"].tolist() == (v[:, None] - v[None, :]).tolist()
+    np.testing.assert_allclose(out["erf"]._a, [0.8427007929, 0.995322265, 0.9999779095])
+    assert float(out["norm"]) == pytest.approx(14 ** 0.5)
+    assert out["astype"].dtype == np.float32 and out["astype"].tolist() == [1.0, 2.0, 3.0]
+    assert out["copy"].tolist() == [1.0, 2.0, 3.0] and out["take"].tolist() == [3.0, 1.0]
+    assert out["sorted"].tolist() == [1.0, 2.0, 3.0]
+    assert acc.tolist() == [2.0, 0.0, 1.0] and calls == ["host"]
