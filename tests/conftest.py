@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -50,6 +51,17 @@ def host_cxx(tmp_path_factory):
     if cxx is None:
         pytest.skip("no host C++ compiler (g++ or clang++)")
     return cxx, tmp_path_factory.mktemp("host_cuda")
+
+
+@pytest.fixture(autouse=True)
+def _captures_end():
+    """Under the simulated CuPy, a test that begins a stream capture must end it: on a GPU an
+    open capture makes later work fail, here it would change every later test."""
+    yield
+    sim = sys.modules.get("cupy_sim")
+    if sim is not None and sim.open_captures():
+        left = sim.abandon_captures()
+        pytest.fail(f"stream captures left open (ended now): {left}", pytrace=False)
 
 
 @pytest.fixture

@@ -12,11 +12,19 @@ without a GPU) and enforces the rules that code written against numpy breaks mos
 - a name CuPy lacks, or a keyword its function does not take, fails as it would on a GPU;
 - results that numpy returns as named tuples (``slogdet``, ``eigh``, ``svd``) are plain tuples;
 - ``cupy.random.default_rng`` has CuPy's few methods, not numpy's many;
-- memory-pool figures, memory hooks, streams and events behave like CuPy's on one device.
+- memory pools (each counting its own bytes, booked through ``set_allocator`` /
+  ``using_allocator``), memory hooks, streams (the current one per thread) and events behave
+  like CuPy's on one device;
+- stream capture records CUDA graphs (``_capture``): work on a capturing stream runs at once
+  only so that shapes, dtypes and errors are right, is replayed by ``Graph.launch()``, and is
+  taken back when the capture ends (memory written gets its old contents, memory the capture
+  fills holds NaN or 0x5A bytes until the first launch); what CuPy and CUDA refuse during a
+  capture is refused with their exception and message (``_refusals``, ``_errors``).
 
 What it cannot check: anything about the kernels themselves (launches run each kernel's numpy
-reference instead), speed, and numerical differences of the GPU's own math libraries. Passing
-here is evidence, not proof; ``docs/gpu.md`` says how the two are reported.
+reference instead), speed, numerical differences of the GPU's own math libraries, and, in a
+capture, what ``docs/gpu.md`` lists (memory reuse, the strict capture modes). Passing here is
+evidence, not proof; ``docs/gpu.md`` says how the two are reported.
 
 Install with ``cupy_sim.install()`` before the first CUDA array is made (``conftest.py`` does
 so when ``GPUGRAD_CUPY_SIM=1``).
@@ -28,10 +36,10 @@ import types
 
 import numpy as np
 
-from . import _device
-from ._array import check_call, ndarray, unwrap, wrap
+from . import _capture, _device, _memory, _refusals
+from ._array import captured, check_call, ndarray, out_argument, refuse_index, unwrap, wrap
 
-__all__ = ["install", "module", "ndarray"]
+__all__ = ["abandon_captures", "install", "module", "ndarray", "open_captures"]
 
 _real = None       # the installed cupy package: names and signatures come from it
 module = None      # the simulated ``cupy`` module, once built
@@ -54,13 +62,37 @@ class _Function:
         self.seen = set()
 
     def __call__(self, *args, **kw):
+        blocking = False
         if kw or self.sig is not None:
             check_call(self.sig, self.seen, f"cupy.{self.name}", args, kw)
             if "blocking" in kw:
+                blocking = kw["blocking"]
                 kw = {k: v for k, v in kw.items() if k not in _CUPY_ONLY_KW}
         if self.name == "take":   # out-of-bounds indices wrap around in CuPy
             kw["mode"] = "wrap"
-        return wrap(self.np_fn(*unwrap(args, self.host_ok), **unwrap(kw, self.host_ok)))
+        np_args, np_kw = unwrap(args, self.host_ok), unwrap(kw, self.host_ok)
+        if _capture.ACTIVE:
+            return self._captured(args, kw, np_args, np_kw, blocking)
+        return wrap(self.np_fn(*np_args, **np_kw))
+
+    def _captured(self, args, kw, np_args, np_kw, blocking):
+        if self.host_ok:
+            obj = args[0] if args else next(iter(kw.values()), None)
+            if not _on_device(obj):
+                _capture.refuse_transfer("H2D transfers")
+            if blocking:            # CuPy synchronizes the stream after the copy
+                _capture.synchronize(_capture.current_stream())
+        _refusals.check(self.name, np_args, np_kw)
+        if self.name in _refusals.HOST_ONLY:
+            return wrap(self.np_fn(*np_args, **np_kw))
+        if self.name in _ALLOCATIONS:   # memory only: undefined until written
+            out = wrap(self.np_fn(*np_args, **np_kw))
+            _capture.allocated_now(out._a)
+            return out
+        writes = out_argument(self.sig, np_args, np_kw)
+        if self.name in _WRITES_FIRST and np_args:
+            writes.append(np_args[0])
+        return captured(self.name, self.np_fn, np_args, np_kw, writes)
 
     def __repr__(self):
         return f"<simulated cupy function {self.name}>"
@@ -68,6 +100,17 @@ class _Function:
 
 _CUPY_ONLY_KW = ("blocking",)
 _HOST_OK = {"array", "asarray", "asanyarray", "ascontiguousarray"}   # host-to-device copies
+_ALLOCATIONS = {"empty", "empty_like"}
+_WRITES_FIRST = {"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"}
+
+
+def _on_device(obj):
+    """Whether ``cupy.asarray(obj)`` finds its data on the device (a device array, or a
+    sequence of them that CuPy concatenates there)."""
+    if isinstance(obj, ndarray):
+        return True
+    return isinstance(obj, (list, tuple)) and len(obj) > 0 and all(
+        _on_device(v) for v in obj)
 
 
 class ufunc:
@@ -91,28 +134,43 @@ class ufunc:
         extra = {} if dtype is None else {"dtype": dtype}
         if out is not None:
             extra["out"] = unwrap(out)
+        if _capture.ACTIVE:
+            return captured(self.name, self._np, unwrap(_strict(args)),
+                            {"casting": casting, **extra, **unwrap(kw)},
+                            _capture.arrays_in(extra.get("out")))
         return wrap(self._np(*unwrap(_strict(args)), casting=casting, **extra,
                              **unwrap(kw)))
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False):
-        return wrap(self._np.reduce(unwrap(_strict((array,)))[0], axis=axis, dtype=dtype,
-                                    out=unwrap(out), keepdims=keepdims))
+        return self._method(self._np.reduce, array, out, axis=axis, dtype=dtype,
+                            keepdims=keepdims)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
-        return wrap(self._np.accumulate(unwrap(_strict((array,)))[0], axis=axis, dtype=dtype,
-                                        out=unwrap(out)))
+        return self._method(self._np.accumulate, array, out, axis=axis, dtype=dtype)
+
+    def _method(self, fn, array, out, **kw):
+        a, out = unwrap(_strict((array,)))[0], unwrap(out)
+        if _capture.ACTIVE:
+            return captured(f"{self.name}.{fn.__name__}", fn, (a,), {**kw, "out": out},
+                            _capture.arrays_in(out))
+        return wrap(fn(a, out=out, **kw))
 
     def at(self, a, indices, b=None):
         if not isinstance(a, ndarray):
             raise TypeError(f"Unsupported type {type(a)}")
-        idx = unwrap(indices, True)
-        if b is None:
-            self._np.at(a._a, idx)
-        else:
-            self._np.at(a._a, idx, unwrap(b, True))
+        args = (a._a, unwrap(indices, True)) + (() if b is None else (unwrap(b, True),))
+        if _capture.ACTIVE:
+            refuse_index(indices, b)
+            captured(f"{self.name}.at", self._np.at, args, {}, (a._a,))
+            return
+        self._np.at(*args)
 
     def outer(self, A, B, **kw):
-        return wrap(self._np.outer(*unwrap(_strict((A, B))), **unwrap(kw)))
+        args, kw = unwrap(_strict((A, B))), unwrap(kw)
+        if _capture.ACTIVE:
+            return captured(f"{self.name}.outer", self._np.outer, args, kw,
+                            _capture.arrays_in(kw.get("out")))
+        return wrap(self._np.outer(*args, **kw))
 
     def __repr__(self):
         return f"<ufunc 'cupy_{self.name}'>"
@@ -128,7 +186,10 @@ def _strict(args):
 
 def _strict_function(name, np_fn):
     def call(*args, **kw):
-        return wrap(np_fn(*unwrap(_strict(args)), **unwrap(kw)))
+        np_args, np_kw = unwrap(_strict(args)), unwrap(kw)
+        if _capture.ACTIVE:
+            return captured(name, np_fn, np_args, np_kw, _capture.arrays_in(np_kw.get("out")))
+        return wrap(np_fn(*np_args, **np_kw))
     call.__name__ = name
     return call
 
@@ -196,8 +257,8 @@ def _build():
     cp.get_array_module = lambda *args: cp if any(isinstance(a, ndarray) for a in args) else np
     cp.from_dlpack = _device.from_dlpack
     cp.fromDlpack = _device.from_dlpack
-    cp.get_default_memory_pool = lambda: _device.POOL
-    cp.get_default_pinned_memory_pool = lambda: _device.PINNED_POOL
+    cp.get_default_memory_pool = lambda: _memory.POOL
+    cp.get_default_pinned_memory_pool = lambda: _memory.PINNED_POOL
 
     def _no_kernels(*args, **kw):
         raise NotImplementedError("the simulated CuPy runs no CUDA code: kernels are launched "
@@ -226,9 +287,33 @@ def _build():
     cp._submodules = {
         "cupy": cp, "cupy.linalg": linalg, "cupy.random": cp.random, "cupy.cuda": cp.cuda,
         "cupy.cuda.memory_hook": cp.cuda.memory_hook, "cupy.lib.stride_tricks": lib.stride_tricks,
+        "cupy.cuda.graph": cp.cuda.graph, "cupy.cuda.memory": cp.cuda.memory,
+        "cupy.cuda.stream": cp.cuda.stream,
         "cupyx": _special.cupyx(), "cupyx.scipy.special": _special.build(),
     }
     return cp
+
+
+def _kernel_step(name, work, args, kernel_dtypes):
+    """A gpugrad kernel launched while a stream may capture: one step of the graph whatever its
+    reference does, as the compiled kernel is. Dtypes gpugrad has no kernel for run the
+    reference through CuPy on a GPU too, op by op (``_cuda_kernels.launch``)."""
+    arrays = [a for a in args if isinstance(a, ndarray)]
+    seq = _capture.recording()
+    if seq is None or not arrays or arrays[0].dtype not in kernel_dtypes:
+        return work()
+    return _capture.record_kernel(seq, name, work, arrays)
+
+
+def open_captures():
+    """How many stream captures are open, in every thread."""
+    return _capture.ACTIVE
+
+
+def abandon_captures():
+    """End every open capture as if its stream were destroyed (a test that failed half-way):
+    what their eager runs wrote is taken back. Their descriptions."""
+    return _capture.abandon_all()
 
 
 def install():
@@ -238,6 +323,7 @@ def install():
 
     cp = module or _build()
     _backend._cupy, _backend._cupy_error = cp, None
+    dtypes = _cuda_kernels.CTYPES     # what gpugrad's compiled kernels take
 
     def submodule(name):
         if name not in cp._submodules:
@@ -246,15 +332,25 @@ def install():
     _backend.cupy_submodule = submodule
 
     def launch(kernel, args):   # the reference is what every kernel is checked against
+        if _capture.ACTIVE:
+            return _kernel_step(kernel.name, lambda: kernel.ref(cp, *args), args, dtypes)
         return kernel.ref(cp, *args)
 
     def launch_multi(kernel, tensors, scalars):
         for arrays in tensors:
-            kernel.ref(cp, *arrays, *scalars)
+            if _capture.ACTIVE:
+                _kernel_step(kernel.name, lambda arrays=arrays: kernel.ref(cp, *arrays, *scalars),
+                             arrays, dtypes)
+            else:
+                kernel.ref(cp, *arrays, *scalars)
 
     def region(plan, arrays, params, shape, dtype):
-        return _trace.evaluate(plan.nodes, plan.live, plan.outputs, arrays, params, dtype,
-                               shape, cp)
+        def work():
+            return _trace.evaluate(plan.nodes, plan.live, plan.outputs, arrays, params, dtype,
+                                   shape, cp)
+        if _capture.ACTIVE:
+            return _kernel_step("backward_region", work, arrays, dtypes)
+        return work()
 
     import sys
     sys.modules.update(cp._submodules)   # tests that import cupy themselves get this one too

@@ -7,7 +7,7 @@ import weakref
 
 import numpy as np
 
-from . import _device
+from . import _capture, _device, _memory, _refusals
 
 
 class ndarray:
@@ -20,7 +20,9 @@ class ndarray:
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
         self._a = np.empty(shape, dtype, order=order)
         self._base = None
-        _device.allocated(self)
+        _memory.allocated(self)
+        if _capture.ACTIVE:
+            _capture.allocated_now(self._a)
 
     # -- what CuPy refuses -------------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
@@ -58,7 +60,7 @@ class ndarray:
     mT = property(lambda self: wrap(np.swapaxes(self._a, -1, -2)))
     flags = property(lambda self: _Flags(self._a))
     base = property(lambda self: self._base)
-    data = property(lambda self: _device.MemoryPointer(self._a, self._base))
+    data = property(lambda self: _memory.MemoryPointer(self._a, self._base))
     device = property(lambda self: _device.DEVICE)
     real = property(lambda self: wrap(self._a.real))
     imag = property(lambda self: wrap(self._a.imag))
@@ -68,6 +70,8 @@ class ndarray:
         self._a.shape = value
 
     def get(self, stream=None, order="C", out=None, blocking=True):
+        if _capture.ACTIVE and self.size:
+            _capture.refuse_transfer("D2H transfers", stream)
         if out is not None:
             out[...] = self._a
             return out
@@ -78,6 +82,8 @@ class ndarray:
             raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}")
         if arr.shape != self.shape:
             raise ValueError(f"Shape mismatch. Old shape: {self.shape}, new shape: {arr.shape}")
+        if _capture.ACTIVE:
+            _capture.refuse_transfer("H2D transfers", stream)
         self._a[...] = arr
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
@@ -95,33 +101,29 @@ class ndarray:
         return _device.Capsule(self)
 
     def scatter_add(self, slices, value):
-        np.add.at(self._a, unwrap(slices, True), unwrap(value, True))
+        _scatter(self, np.add, slices, value)
 
     def scatter_max(self, slices, value):
-        np.maximum.at(self._a, unwrap(slices, True), unwrap(value, True))
+        _scatter(self, np.maximum, slices, value)
 
     def scatter_min(self, slices, value):
-        np.minimum.at(self._a, unwrap(slices, True), unwrap(value, True))
+        _scatter(self, np.minimum, slices, value)
 
     # -- Python protocols ------------------------------------------------------------------------
     def __getitem__(self, idx):
-        idx = unwrap(idx, True)
-        try:
-            out = self._a[idx]
-        except IndexError:
-            out = self._a[_wrapped_indices(self._a, idx)]
-        if isinstance(out, np.generic):   # CuPy gives a 0-d view where numpy copies a scalar
-            parts = idx if isinstance(idx, tuple) else (idx,)
-            if Ellipsis not in parts:
-                out = self._a[parts + (Ellipsis,)]
-        return wrap(out)
+        np_idx = unwrap(idx, True)
+        if _capture.ACTIVE:
+            refuse_index(idx)
+            return captured("getitem", _getitem, (self._a, np_idx), {})
+        return wrap(_getitem(self._a, np_idx))
 
     def __setitem__(self, idx, value):
-        idx, value = unwrap(idx, True), unwrap(value, True)
-        try:
-            self._a[idx] = value
-        except IndexError:
-            self._a[_wrapped_indices(self._a, idx)] = value
+        np_idx, np_value = unwrap(idx, True), unwrap(value, True)
+        if _capture.ACTIVE:
+            refuse_index(idx, value)
+            captured("setitem", _setitem, (self._a, np_idx, np_value), {}, (self._a,))
+            return
+        _setitem(self._a, np_idx, np_value)
 
     def __len__(self):
         return len(self._a)
@@ -131,27 +133,36 @@ class ndarray:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(len(self._a)))
 
+    # each of these reads the array back with get() in CuPy (cupy/_core/core.pyx)
     def __bool__(self):
+        if _capture.ACTIVE and self.size == 1:   # other sizes raise before the copy
+            _capture.refuse_transfer("D2H transfers")
         return bool(self._a)
 
     def __int__(self):
+        _read_back(self)
         return int(self._a)
 
     def __float__(self):
+        _read_back(self)
         return float(self._a)
 
     def __complex__(self):
+        _read_back(self)
         return complex(self._a)
 
     # no __index__: CuPy has none, so a device array is not a Python index or range bound
 
     def __repr__(self):
+        _read_back(self)
         return repr(self._a)
 
     def __str__(self):
+        _read_back(self)
         return str(self._a)
 
     def __format__(self, spec):
+        _read_back(self)
         return format(self._a.item() if self.ndim == 0 else self._a, spec)
 
     def __copy__(self):
@@ -166,6 +177,53 @@ class ndarray:
 
 def _rebuild(a):
     return wrap(np.array(a))
+
+
+def _read_back(a):
+    if _capture.ACTIVE and a.size:
+        _capture.refuse_transfer("D2H transfers")
+
+
+# -- indexing (numpy-level: a graph replays these) -----------------------------------------------
+def _getitem(a, idx):
+    try:
+        out = a[idx]
+    except IndexError:
+        out = a[_wrapped_indices(a, idx)]
+    if isinstance(out, np.generic):   # CuPy gives a 0-d view where numpy copies a scalar
+        parts = idx if isinstance(idx, tuple) else (idx,)
+        if Ellipsis not in parts:
+            out = a[parts + (Ellipsis,)]
+    return out
+
+
+def _setitem(a, idx, value):
+    try:
+        a[idx] = value
+    except IndexError:
+        a[_wrapped_indices(a, idx)] = value
+
+
+def _scatter(a, uf, slices, value):
+    idx, value_np = unwrap(slices, True), unwrap(value, True)
+    if _capture.ACTIVE:
+        refuse_index(slices, value)
+        captured(f"scatter_{uf.__name__}", uf.at, (a._a, idx, value_np), {}, (a._a,))
+        return
+    uf.at(a._a, idx, value_np)
+
+
+_HOST_INDEX = (list, tuple, np.ndarray, bool, np.bool_)
+
+
+def refuse_index(idx, value=None):
+    """During a capture: CuPy copies host indices (and values) to the device, and reads a
+    boolean mask's count back to size the result (cupy/_core/_routines_indexing.pyx)."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if any(isinstance(p, _HOST_INDEX) for p in parts) or isinstance(value, (np.ndarray, list)):
+        _capture.refuse_transfer("H2D transfers")
+    if any(p.__class__ is ndarray and p.dtype == bool and p.size for p in parts):
+        _capture.refuse_transfer("D2H transfers")
 
 
 def _wrapped_indices(a, idx):
@@ -251,7 +309,7 @@ def wrap(x):
         if root is x:
             out._base = None
             _register(x, out)
-            _device.allocated(out)
+            _memory.allocated(out)
         else:
             owner = _owner(root)
             out._base = wrap(root) if owner is None else owner
@@ -309,6 +367,34 @@ def unwrap(x, host_ok=False):
     return x
 
 
+# -- device operations while a stream captures --------------------------------------------------
+def captured(name, fn, args, kw, writes=()):
+    """``fn(*args, **kw)`` (numpy arrays and scalars in, numpy out) as the device op
+    ``name`` while some stream captures: recorded when this thread's current stream is one of
+    them (``writes``: the memory it writes in place), run as usual otherwise."""
+    seq = _capture.recording()
+    if seq is None:
+        return wrap(fn(*args, **kw))
+    for a in writes:
+        seq.protect(a)
+    raw = fn(*args, **kw)
+    out = wrap(raw)
+    _capture.record(seq, name, fn, args, kw, raw, out, writes)
+    return out
+
+
+def out_argument(sig, args, kw):
+    """The numpy arrays an ``out`` argument names (by keyword, or by position when CuPy's
+    signature is known)."""
+    out = kw.get("out")
+    if out is None and sig is not None and "out" in sig.parameters:
+        try:
+            out = sig.bind_partial(*args, **kw).arguments.get("out")
+        except TypeError:
+            out = None
+    return _capture.arrays_in(out)
+
+
 # -- methods and operators -------------------------------------------------------------------
 def check_call(sig, seen, where, args, kw):
     """Bind a call to CuPy's signature (whether it binds depends only on how many positional
@@ -323,14 +409,26 @@ def check_call(sig, seen, where, args, kw):
     seen.add(shape)
 
 
+_MUTATING = frozenset(("fill", "sort", "partition", "put"))   # methods that write the array
+
+
 def _method(name, sig):
     seen = set()
+    fn = getattr(np.ndarray, name)
 
     def method(self, *args, **kw):
         check_call(sig, seen, f"cupy.ndarray.{name}", (self,) + args, kw)
         if name == "take":   # out-of-bounds indices wrap around in CuPy
             kw = {**kw, "mode": "wrap"}
-        return wrap(getattr(self._a, name)(*unwrap(args), **unwrap(kw)))
+        np_args, np_kw = unwrap(args), unwrap(kw)
+        if _capture.ACTIVE:
+            _refusals.check_method(name, self._a, np_args, np_kw)
+            writes = out_argument(sig, (self._a,) + np_args, np_kw)
+            if name in _MUTATING or name == "byteswap" and (
+                    np_args[0] if np_args else np_kw.get("inplace")):
+                writes.append(self._a)
+            return captured(name, fn, (self._a,) + np_args, np_kw, writes)
+        return wrap(fn(self._a, *np_args, **np_kw))
     method.__name__ = name
     return method
 
@@ -351,16 +449,24 @@ def _doc_signature(doc):
 
 
 def _operator(op, reflected=False, inplace=False):
+    name = op.__name__
+
     def fn(self, other):
         if isinstance(other, (np.ndarray, list, tuple)):
             raise TypeError(f"Unsupported type {type(other)}")
         if not isinstance(other, _OPERANDS):
             return NotImplemented   # a gpugrad Tensor, say: its reflected operator answers
         o = other._a if isinstance(other, ndarray) else other
+        operands = (o, self._a) if reflected else (self._a, o)
+        if _capture.ACTIVE:
+            if op is operator.matmul:
+                _refusals.check("matmul", operands, {})
+            out = captured(name, op, operands, {}, (self._a,) if inplace else ())
+            return self if inplace else out
         if inplace:
             op(self._a, o)
             return self
-        return wrap(op(o, self._a) if reflected else op(self._a, o))
+        return wrap(op(*operands))
     return fn
 
 
@@ -368,7 +474,11 @@ _OPERANDS = (ndarray, int, float, complex, np.generic)
 
 
 def _unary(op):
-    return lambda self: wrap(op(self._a))
+    def fn(self):
+        if _capture.ACTIVE:
+            return captured(op.__name__, op, (self._a,), {})
+        return wrap(op(self._a))
+    return fn
 
 
 def _install_methods(real_ndarray):

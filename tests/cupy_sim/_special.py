@@ -5,7 +5,8 @@ import types
 
 import numpy as np
 
-from ._array import ndarray, unwrap, wrap
+from . import _capture
+from ._array import captured, ndarray, unwrap, wrap
 
 
 def build():
@@ -30,7 +31,11 @@ def _device_only(fn, name):
         for a in args:
             if isinstance(a, (np.ndarray, list)):
                 raise TypeError(f"Unsupported type {type(a)}")
-        return wrap(fn(*unwrap(args), **unwrap(kw)))
+        np_args, np_kw = unwrap(args), unwrap(kw)
+        if _capture.ACTIVE:
+            return captured(f"special.{name}", fn, np_args, np_kw,
+                            _capture.arrays_in(np_kw.get("out")))
+        return wrap(fn(*np_args, **np_kw))
     call.__name__ = name
     return call
 
