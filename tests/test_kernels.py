@@ -890,3 +890,38 @@ def test_gemm_matches_the_product_on_gpu(cupy, layout, dtype):
     out = REGISTRY["gemm"](ga, gb)
     np.testing.assert_allclose(cupy.asnumpy(out), a.astype(np.float64) @ b.astype(np.float64),
                                **GPU_TOL[dtype])
+
+
+def _fast_vs_general_runner(k):
+    """Binds each call both ways: the generated fast binding either declines (None) or gives
+    exactly the general binding's entry, arguments, size and output shapes."""
+    ref = _ref_runner(k)
+
+    def run(*args):
+        fast = _cuda_kernels._fast_binder(k, args[0].dtype, np)(args)
+        general = _cuda_kernels._bind(k, args, np)
+        if fast is not None:
+            assert fast[0] == general[0] and fast[2] == general[2] and not fast[4]
+            assert len(fast[1]) == len(general[1])
+            for f, g in zip(fast[1], general[1]):
+                if isinstance(g, np.ndarray) and any(g is o for o in general[3]):
+                    assert f.shape == g.shape and f.dtype == g.dtype   # a fresh output
+                elif isinstance(g, np.ndarray):
+                    assert f is g or (f.size == g.size == 1 and f.reshape(1)[0] == g[0])
+                else:
+                    assert type(f) is type(g) and f == g
+            run.fast += 1
+        return ref(*args)
+    run.fast = 0
+    return run
+
+
+@_dtype_params
+@_layout_params
+@pytest.mark.parametrize("label", list(CASES))
+def test_fast_binding_gives_the_general_bindings_arguments(label, layout, dtype):
+    name, make, _ = CASES[label]
+    runner = _fast_vs_general_runner(REGISTRY[name])
+    make(np.random.default_rng(0), layout, dtype, runner)
+    if layout != "strided" and "src=float64" not in label:   # contiguous, of the entry's
+        assert runner.fast > 0, label                           # dtype: the fast path serves
