@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 
 import numpy as np
 
@@ -59,6 +60,83 @@ def kernel(source: str, outputs: int = 1, inplace: tuple = ()):
         dispatch.kernel = k
         return dispatch
     return wrap
+
+
+# -- the forward of the commonest elementwise ops (CUDA) ------------------------------------------
+# CuPy's general ufunc dispatch costs more host time per op than the op's launch; these kernels
+# are launched through a binding planned once (gpugrad/_cuda_kernels.py) when their operands
+# fit (``lean_binary``, ``lean_unary``). numpy never comes here: its operators are the CPU path.
+@kernel("add.cu")
+def add(xp, x, y):
+    """out = x + y"""
+    return x + y
+
+
+@kernel("mul.cu")
+def mul(xp, x, y):
+    """out = x * y"""
+    return x * y
+
+
+@kernel("add_scalar.cu")
+def add_scalar(xp, x, s):
+    """out = x + s   (s a Python number, rounded to x's dtype)"""
+    return x + x.dtype.type(s)
+
+
+@kernel("mul_scalar.cu")
+def mul_scalar(xp, x, s):
+    """out = x * s   (s a Python number, rounded to x's dtype)"""
+    return x * x.dtype.type(s)
+
+
+@kernel("relu.cu")
+def relu(xp, x):
+    """out = max(x, 0); NaN stays NaN"""
+    return xp.maximum(x, x.dtype.type(0))
+
+
+@kernel("tanh.cu")
+def tanh(xp, x):
+    """out = tanh(x)"""
+    return xp.tanh(x)
+
+
+class _Lean:
+    """Whether the forward of add, sub, mul, relu and tanh on CUDA runs the kernels above
+    (``GPUGRAD_LEAN_FORWARD=0`` or ``kernels.lean.enabled = False``: CuPy's ufuncs, as before;
+    the bench compares both in one run)."""
+    enabled = os.environ.get("GPUGRAD_LEAN_FORWARD", "1") != "0"
+
+
+lean = _Lean()
+_LEAN_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_NUMBERS = (int, float)
+
+
+def lean_binary(x, y, both, scalar):
+    """``both(x, y)`` for two contiguous CUDA arrays of one shape and float dtype, ``scalar(x,
+    y)`` for such an array and a Python number; None when the operands do not fit (the caller
+    then uses CuPy's operator)."""
+    flags = getattr(x, "flags", None)   # x may be the number (``2 + t``): not for us
+    if flags is None or not lean.enabled or x.dtype not in _LEAN_DTYPES or not (
+            flags.c_contiguous):
+        return None
+    cls = y.__class__
+    if cls is x.__class__:
+        if y.dtype == x.dtype and y.shape == x.shape and y.flags.c_contiguous and both:
+            return both(x, y)
+        return None
+    if (cls is float or cls is int) and scalar is not None:
+        return scalar(x, y)
+    return None
+
+
+def lean_unary(fn, x):
+    """``fn(x)`` for a contiguous CUDA array of a float dtype, else None."""
+    if lean.enabled and x.dtype in _LEAN_DTYPES and x.flags.c_contiguous:
+        return fn(x)
+    return None
 
 
 # -- activation forward --------------------------------------------------------------------------

@@ -278,6 +278,45 @@ def _leaky_relu(rng, layout, dtype, run, slope):
     return run(x, gy, slope), [g * np.where(x64 > 0, 1.0, slope)]
 
 
+@case("add")
+def _add_forward(rng, layout, dtype, run):
+    args, (x, y) = _inputs(layout, dtype, _uniform(rng, layout), _uniform(rng, layout))
+    return run(*args), [x + y]
+
+
+@case("mul")
+def _mul_forward(rng, layout, dtype, run):
+    args, (x, y) = _inputs(layout, dtype, _uniform(rng, layout), _uniform(rng, layout))
+    return run(*args), [x * y]
+
+
+@case("add_scalar", s=-0.1)
+@case("add_scalar", s=0.5)
+def _add_scalar(rng, layout, dtype, run, s):
+    (xa,), (x,) = _inputs(layout, dtype, _uniform(rng, layout))
+    return run(xa, s), [x + np.float64(dtype(s))]
+
+
+@case("mul_scalar", s=1.01)
+def _mul_scalar(rng, layout, dtype, run, s):
+    (xa,), (x,) = _inputs(layout, dtype, _uniform(rng, layout))
+    return run(xa, s), [x * np.float64(dtype(s))]
+
+
+@case("relu")
+def _relu_forward(rng, layout, dtype, run):
+    x = _uniform(rng, layout)
+    x.flat[:3] = [0.0, np.nan, -0.0][:x.size]   # the edge values: zero, NaN kept
+    (xa,), (x64,) = _inputs(layout, dtype, x)
+    return run(xa), [np.maximum(x64, 0)]
+
+
+@case("tanh")
+def _tanh_forward(rng, layout, dtype, run):
+    (xa,), (x64,) = _inputs(layout, dtype, _uniform(rng, layout, -10.0, 10.0))
+    return run(xa), [np.tanh(x64)]
+
+
 @case("sigmoid")
 def _sigmoid_forward(rng, layout, dtype, run):
     x = _uniform(rng, layout, -30.0, 30.0)   # far tails: no overflow, no NaN
@@ -925,3 +964,47 @@ def test_fast_binding_gives_the_general_bindings_arguments(label, layout, dtype)
     make(np.random.default_rng(0), layout, dtype, runner)
     if layout != "strided" and "src=float64" not in label:   # contiguous, of the entry's
         assert runner.fast > 0, label                           # dtype: the fast path serves
+
+
+@pytest.mark.gpu
+def test_forward_ops_launch_the_lean_kernels_when_their_operands_fit(monkeypatch):
+    """add, sub, mul, relu and tanh of contiguous float CUDA arrays (with each other, or with a
+    Python number) launch gpugrad's kernels; anything else (broadcasting, a strided view, an
+    integer or half dtype, the switch off) keeps CuPy's ufuncs, with the same values."""
+    from conftest import cuda_available
+
+    import gpugrad
+    from gpugrad import kernels
+    if not cuda_available():
+        pytest.skip("no CUDA device")
+    launched, real = [], _cuda_kernels.launch
+    monkeypatch.setattr(_cuda_kernels, "launch",
+                        lambda k, args: (launched.append(k.name), real(k, args))[1])
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    a[0, 0] = np.nan
+    x, y = (gpugrad.tensor(v, dtype=gpugrad.float32, device="cuda") for v in (a, b))
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    lean = {"add": (lambda: x + y, a32 + b32), "mul": (lambda: x * y, a32 * b32),
+            "add_scalar": (lambda: x + 0.5, a32 + np.float32(0.5)),
+            "sub_scalar": (lambda: x - 0.1, a32 - np.float32(0.1)),
+            "mul_scalar": (lambda: x * 1.01, a32 * np.float32(1.01)),
+            "relu": (lambda: gpugrad.relu(x), np.maximum(a32, 0)),
+            "tanh": (lambda: gpugrad.tanh(x), np.tanh(a32))}
+    for name, (run, want) in lean.items():
+        launched.clear()
+        np.testing.assert_allclose(run().cpu().numpy(), want, rtol=2e-7, atol=0, err_msg=name)
+        assert launched == [name.replace("sub", "add")], (name, launched)
+    z = gpugrad.tensor(b[0], dtype=gpugrad.float32, device="cuda")
+    i = gpugrad.tensor([[1, 2, 3]], device="cuda")
+    h = x.half()
+    for name, run in {"broadcast": lambda: x + z, "strided": lambda: x.t() * y.t(),
+                      "integer": lambda: i * 2, "half": lambda: h + h,
+                      "tensor minus tensor": lambda: x - y}.items():
+        launched.clear()
+        run()
+        assert launched == [], (name, launched)
+    monkeypatch.setattr(kernels.lean, "enabled", False)
+    launched.clear()
+    np.testing.assert_array_equal((x * y + 0.5).cpu().numpy(), a32 * b32 + np.float32(0.5))
+    assert launched == []

@@ -16,6 +16,8 @@ from .. import cuda as gcuda
 
 LIBS = ("gpugrad", "torch", "floor")
 UNFUSED = "unfused"   # gpugrad with backward fusion off (CUDA only: the CPU never fuses)
+UFUNCS = "ufuncs"     # gpugrad with CuPy's ufuncs for the forward (kernels.lean off; CUDA only)
+VARIANTS = (UNFUSED, UFUNCS)
 DEVICES = ("cpu", "cuda")
 
 
@@ -36,7 +38,7 @@ def has_cuda() -> bool:
 
 
 def available(lib: str, device: str) -> bool:
-    if lib == UNFUSED:
+    if lib in VARIANTS:
         return device == "cuda" and has_cuda()
     if lib == "torch":
         t = _torch()
@@ -64,8 +66,8 @@ class Impl:
     def label(self) -> str:
         if self.lib == "floor":
             return "numpy" if self.device == "cpu" else "cupy"
-        if self.lib == UNFUSED:
-            return f"gpugrad unfused {self.device}"
+        if self.lib in VARIANTS:
+            return f"gpugrad {self.lib} {self.device}"
         return "d2d copy" if self.lib == "copy" else f"{self.lib} {self.device}"
 
 
@@ -122,7 +124,7 @@ def _to(lib, a, device, requires_grad=False):
     a = a.copy()
     if lib in ("floor", "copy"):
         return a
-    if lib in ("gpugrad", UNFUSED):
+    if lib in ("gpugrad", *VARIANTS):
         t = gpugrad.as_tensor(a)
     else:
         torch = _torch()
@@ -132,19 +134,28 @@ def _to(lib, a, device, requires_grad=False):
 
 
 def _module(lib):
-    return gpugrad if lib in ("gpugrad", UNFUSED) else _torch()
+    return gpugrad if lib in ("gpugrad", *VARIANTS) else _torch()
 
 
 def _fusion_as(impl, step):
-    """``step``, run with backward fusion off for the unfused column."""
-    if impl.lib != UNFUSED:
-        return step
-    from ..autograd import fusion
+    """``step``, run with backward fusion off for the unfused column, with CuPy's ufuncs for
+    the forward for the ufuncs column."""
+    if impl.lib == UNFUSED:
+        from ..autograd import fusion
 
-    def unfused():
-        with fusion.using("off"):
-            return step()
-    return unfused
+        def unfused():
+            with fusion.using("off"):
+                return step()
+        return unfused
+    if impl.lib == UFUNCS:
+        def ufuncs():
+            kernels.lean.enabled = False
+            try:
+                return step()
+            finally:
+                kernels.lean.enabled = True
+        return ufuncs
+    return step
 
 
 # -- the cases ---------------------------------------------------------------------------------
@@ -260,6 +271,7 @@ def make_mlp(impl, case):
         opt.zero_grad()
         loss_fn(model(x), t).backward()
         opt.step()
+    step = _fusion_as(impl, step)
     step.clear = opt.zero_grad   # frees the grads held between steps (peak memory baseline)
     return step
 
@@ -399,6 +411,12 @@ def kernel_args(name, device, n):
         logp = z - xp.log(xp.exp(z).sum(axis=1, keepdims=True))
         return logp, _labels(device, n // C, C), one, C / n
     recipes = {
+        "add": lambda: (r(1), r(2)),
+        "mul": lambda: (r(1), r(2)),
+        "add_scalar": lambda: (r(1), 0.5),
+        "mul_scalar": lambda: (r(1), 1.01),
+        "relu": lambda: (r(1),),
+        "tanh": lambda: (r(1),),
         "sigmoid": lambda: (r(1),),
         "relu_bwd": lambda: (r(1), r(2)),
         "leaky_relu_bwd": lambda: (r(1), r(2), 0.01),
@@ -440,6 +458,12 @@ TORCH_KERNELS = {
     "mse_bwd": lambda A, x, t, gy, scale: A.mse_loss_backward(gy, x, t, 1),   # 1: mean
     "accumulate_grad": lambda A, dst, src: dst.add_(src),
     "gemm": lambda A, a, b: A.mm(a, b),   # cuBLAS
+    "add": lambda A, x, y: A.add(x, y),
+    "mul": lambda A, x, y: A.mul(x, y),
+    "add_scalar": lambda A, x, s: A.add(x, s),
+    "mul_scalar": lambda A, x, s: A.mul(x, s),
+    "relu": lambda A, x: A.relu(x),
+    "tanh": lambda A, x: A.tanh(x),
 }
 
 
@@ -480,7 +504,7 @@ def cases(mode: str = "quick", gpu: bool | None = None) -> list[Case]:
     """Every case of a run: ``quick`` (under a minute on 2 CPU cores) or ``full``."""
     gpu = has_cuda() if gpu is None else gpu
     full = mode == "full"
-    fused = LIBS + (UNFUSED,)   # cases with elementwise regions: fused and unfused side by side
+    fused = LIBS + VARIANTS   # elementwise regions: fused, unfused and on CuPy's ufuncs
     out = [Case("overhead", "chain100", make_chain, 16, libs=fused)]
     for e in range(4, 9):
         if e <= 7 or (gpu and full):
@@ -499,9 +523,9 @@ def cases(mode: str = "quick", gpu: bool | None = None) -> list[Case]:
                                     {"libs": libs + ("copy",), "devices": ("cuda",)})))
     mlp = {"lr": 0.01}
     out.append(Case("mlp", "mlp_small", make_mlp, params={
-        **mlp, "dims": (784, 256, 256, 10), "batch": 64}))
+        **mlp, "dims": (784, 256, 256, 10), "batch": 64}, libs=LIBS + (UFUNCS,)))
     out.append(Case("mlp", "mlp_large", make_mlp, params={
-        **mlp, "dims": (1024, 1024, 1024, 10), "batch": 1024}))
+        **mlp, "dims": (1024, 1024, 1024, 10), "batch": 1024}, libs=LIBS + (UFUNCS,)))
     if full or gpu:
         for w in (64, 128, 256, 512, 1024) if full else (64, 128, 256, 512):
             out.append(Case("mlp", "mlp_sweep", make_mlp, w, "w", sweep="mlp_sweep", params={

@@ -16,7 +16,7 @@ import gpugrad
 
 from .. import _backend
 from .. import cuda as gcuda
-from .cases import DEVICES, LIBS, UNFUSED, Impl, _torch, has_cuda
+from .cases import DEVICES, LIBS, VARIANTS, Impl, _torch, has_cuda
 from .timing import QUICK, measure, measure_memory
 
 
@@ -96,7 +96,7 @@ def ratios(impls: dict) -> dict:
     out = {}
     for dev in DEVICES:
         g = med.get(f"gpugrad-{dev}")
-        for ref in ("torch", "floor", "copy", "unfused"):
+        for ref in ("torch", "floor", "copy", *VARIANTS):
             if g and f"{ref}-{dev}" in med:
                 out[f"gpugrad-{dev}/{ref}-{dev}"] = g / med[f"{ref}-{dev}"]
     if "gpugrad-cpu" in med and "gpugrad-cuda" in med:
@@ -262,6 +262,7 @@ def _table(header, rows) -> str:
 RATIO_COLUMNS = {"gpugrad-cpu/torch-cpu": "gg/torch", "gpugrad-cpu/floor-cpu": "gg/numpy",
                  "gpugrad-cuda/torch-cuda": "gg/torch cuda", "gpugrad-cuda/floor-cuda": "gg/cupy",
                  "gpugrad-cuda/unfused-cuda": "fused/unfused",
+                 "gpugrad-cuda/ufuncs-cuda": "lean/ufuncs",
                  "gpugrad-cpu/gpugrad-cuda": "cpu/cuda"}
 
 
@@ -276,7 +277,7 @@ def report(record) -> str:
     out = [head]
     timed = [r for r in res if r["topic"] not in ("memory", "bandwidth")]
     devs = [d for d in DEVICES if any(k.endswith(d) for r in timed for k in r["impls"])]
-    cols = [f"{lib}-{d}" for d in devs for lib in LIBS + (UNFUSED,)
+    cols = [f"{lib}-{d}" for d in devs for lib in LIBS + VARIANTS
             if any(f"{lib}-{d}" in r["impls"] for r in timed)]
     names = {c: Impl(*c.split("-", 1)).label for c in cols}
     rat = [k for k in RATIO_COLUMNS if any(k in r["ratios"] for r in timed)]

@@ -43,6 +43,9 @@ class AddBackward0(Op):
 
     def forward(self, xp, x, y, alpha=1):
         self.alpha = alpha
+        if xp is not np and alpha == 1 and (z := kernels.lean_binary(
+                x, y, kernels.add, kernels.add_scalar)) is not None:
+            return z
         try:
             return x + y if alpha == 1 else x + alpha * y
         except OverflowError:   # int32 tensor + 2**40: the number wraps, as in PyTorch
@@ -66,6 +69,9 @@ class SubBackward0(Op):
     def forward(self, xp, x, y, alpha=1):
         self.alpha = alpha
         check_sub(x, y)
+        if xp is not np and alpha == 1 and y.__class__ in (float, int) and (
+                z := kernels.lean_binary(x, -y, None, kernels.add_scalar)) is not None:
+            return z   # x - s == x + -s, exactly
         try:
             return x - y if alpha == 1 else x - alpha * y
         except OverflowError:
@@ -108,6 +114,9 @@ class MulBackward0(Op):
     broadcasts = True
 
     def forward(self, xp, x, y):
+        if xp is not np and (z := kernels.lean_binary(
+                x, y, kernels.mul, kernels.mul_scalar)) is not None:
+            return z
         try:
             return x * y
         except OverflowError:
