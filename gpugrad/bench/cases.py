@@ -303,7 +303,7 @@ def make_train_epoch(impl, case):
     """One epoch of ``gpugrad train``'s default job (spirals, MLP 2-64-64-3, Adam, batch 64):
     gpugrad as the command runs it (on CUDA, the step replayed as a CUDA graph), PyTorch as the
     same loop written eagerly."""
-    from .. import datasets  # layering: the bench times the main job, which sits above it
+    from .. import datasets  # layering: loaded by this case only (a sibling on the top layer)
     from .. import train as job  # layering: as above
     split, dev, bs = datasets.load("spirals"), impl.device, 64
     x0, y0 = split.x_train.numpy(), split.y_train.numpy()
