@@ -29,6 +29,16 @@ def _train(sub):
     p.set_defaults(_run=train.run)
 
 
+@command("env")
+def _env(sub):
+    from .utils import collect_env
+    p = sub.add_parser("env", help="report the Python, numpy, CuPy and CUDA set-up gpugrad sees",
+                       description="Report versions, numpy's BLAS, the CUDA driver and runtime, "
+                                   "the devices and which CUDA libraries CuPy can load. Exit "
+                                   "status 1 when CUDA is not usable (the last line says why).")
+    p.set_defaults(_run=lambda args: collect_env.main())
+
+
 @command("bench")
 def _bench(sub):
     # its options are parsed by gpugrad.bench itself (main() hands the rest of argv over)

@@ -26,6 +26,12 @@ def cupy_module():
     return _cupy or None
 
 
+def cupy_error():
+    """Why CuPy could not be imported (the exception), None when it was or was not tried."""
+    cupy_module()
+    return _cupy_error
+
+
 def cupy_submodule(name: str):
     """A CuPy submodule (``cupyx.scipy.special``, ``cupy.cuda.memory_hook``): CuPy's imports
     all happen in this module."""
@@ -119,8 +125,9 @@ def _require_cuda(dev: device):
     if cp is None:
         raise RuntimeError(
             f"gpugrad: device '{dev}' needs CuPy, which is not installed "
-            f"({_cupy_error}). Install it with: pip install gpugrad[cuda]  "
-            "(CuPy for CUDA 12; an NVIDIA driver must be present).")
+            f"({_cupy_error}). Install it from a gpugrad checkout with: "
+            'pip install -e ".[cuda]"  (CuPy for CUDA 12 and its libraries; an NVIDIA driver '
+            "must be present).")
     try:
         n = cp.cuda.runtime.getDeviceCount()
     except Exception as e:

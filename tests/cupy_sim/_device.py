@@ -95,6 +95,8 @@ def build_cuda(real_cuda):
     cuda.Device = Device
     cuda.get_device_id = lambda: 0
     cuda.nvrtc = real_cuda.nvrtc          # compiling needs no GPU: the real binding
+    for lib in ("cublas", "curand", "cusolver", "cusparse", "cufft"):   # present, versionless
+        setattr(cuda, lib, _module(f"cupy.cuda.{lib}"))
     cuda.runtime = _runtime()
     cuda.driver = _module("cupy.cuda.driver", CUDADriverError=CUDADriverError)
 
