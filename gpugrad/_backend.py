@@ -5,6 +5,7 @@ machine without CuPy. Everything else takes its array module from the data (``xp
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -174,18 +175,41 @@ def to_device(a, dev: device):
 
 
 _default_device = None
+_default_source = None   # who chose the default device: "GPUGRAD_DEVICE", "set_default_device"
 
 
 def default_device() -> device:
-    global _default_device
+    global _default_device, _default_source
     if _default_device is None:
-        _default_device = device(os.environ.get("GPUGRAD_DEVICE", "cpu") or "cpu")
+        env = os.environ.get("GPUGRAD_DEVICE", "")
+        _default_device = device(env or "cpu")
+        _default_source = "GPUGRAD_DEVICE" if env else None
     return _default_device
 
 
+def default_device_source() -> str | None:
+    """Who chose the default device (``"GPUGRAD_DEVICE"`` or ``"set_default_device"``), None
+    when nobody did and it is the CPU by default."""
+    default_device()
+    return _default_source
+
+
 def set_default_device(dev) -> None:
-    global _default_device
+    global _default_device, _default_source
     _default_device = None if dev is None else device(dev)
+    _default_source = None if dev is None else "set_default_device"
+
+
+@contextlib.contextmanager
+def default_device_as(dev):
+    """The default device is ``dev`` inside the block, what it was after it."""
+    global _default_device, _default_source
+    saved = _default_device, _default_source
+    _default_device, _default_source = device(dev), "set_default_device"
+    try:
+        yield
+    finally:
+        _default_device, _default_source = saved
 
 
 # -- CUDA-graph capture (gpugrad.cuda.graphs sets it) -----------------------------------------

@@ -12,10 +12,11 @@ import os
 import sys
 import time
 
-from . import cuda, datasets, nn, optim
+from . import _backend, cuda, datasets, nn, optim
 from ._creation import Generator, manual_seed, zeros
 from .autograd.grad_mode import no_grad
 from .serialization import save
+from .utils import collect_env
 from .utils.data import DataLoader, TensorDataset
 
 OPTIMIZERS = {"sgd": 0.1, "adam": 1e-2, "adamw": 1e-2}   # name -> default learning rate
@@ -126,22 +127,45 @@ def check_outputs(out, logdir) -> None:
                               f"({e}); pip install tensorboard, or leave --logdir out") from None
 
 
+def cuda_problem() -> str | None:
+    """What is missing for a training run on CUDA, in one line; None when nothing is."""
+    return collect_env.cuda_problem()
+
+
 def cuda_available() -> bool:
-    """gpugrad.cuda.is_available(), False when the module is missing or fails."""
-    try:
-        from . import cuda
-        return bool(cuda.is_available())
-    except Exception:
-        return False
+    return cuda_problem() is None
 
 
 def resolve_device(name: str) -> str:
+    """The one device of the job: its model, its data and its loader live there.
+
+    ``auto`` is the default device when ``GPUGRAD_DEVICE`` or ``set_default_device`` chose
+    one, else CUDA when it is usable here, else the CPU. A CUDA device asked for (by
+    ``--device`` or by the environment) and not usable is a ``DeviceError`` naming what is
+    missing."""
+    asked = f"--device {name}"
     if name == "auto":
-        return "cuda" if cuda_available() else "cpu"
-    if name.startswith("cuda") and not cuda_available():
-        raise DeviceError(f"device '{name}' was requested but CUDA is not available (no CuPy, no "
-                          "GPU or no driver); use --device cpu or --device auto")
-    if name != "cpu" and not name.startswith("cuda"):
+        try:
+            source = _backend.default_device_source()
+            chosen = _backend.default_device()
+        except (RuntimeError, ValueError) as e:
+            raise DeviceError(f"GPUGRAD_DEVICE={os.environ.get('GPUGRAD_DEVICE')!r} is not a "
+                              f"device ({e}); expected cpu, cuda or cuda:N") from None
+        if source is None:
+            return "cuda" if cuda_available() else "cpu"
+        name = str(chosen)
+        asked = (f"GPUGRAD_DEVICE={os.environ.get('GPUGRAD_DEVICE')}" if source == "GPUGRAD_DEVICE"
+                 else f"the default device ({name}, from set_default_device)")
+    if name.startswith("cuda"):
+        problem = cuda_problem()
+        if problem is not None:
+            raise DeviceError(f"{asked} needs CUDA, which is not usable here: {problem}; or "
+                              "train on the CPU with --device cpu")
+        index = name.partition(":")[2]
+        if index and (not index.isdigit() or int(index) >= cuda.device_count()):
+            raise DeviceError(f"{asked}: no such CUDA device ({cuda.device_count()} visible)")
+        return name
+    if name != "cpu":
         raise DeviceError(f"unknown device '{name}' (expected cpu, cuda, cuda:N or auto)")
     return name
 
@@ -168,8 +192,14 @@ def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_siz
     On CUDA (unless ``cuda_graph=False``) each epoch captures the training step once as a CUDA
     graph and replays it for every full batch (``CapturedStep``): the same steps over the same
     batches as the eager loop, without Python or per-kernel launches per step."""
-    file = file or sys.stdout
     device = resolve_device(device)
+    with _backend.default_device_as(device):   # whatever the job creates lives there too
+        return _train(device, data, width, depth, epochs, batch_size, optimizer, lr, seed, out,
+                      logdir, progress, cuda_graph, file or sys.stdout)
+
+
+def _train(device, data, width, depth, epochs, batch_size, optimizer, lr, seed, out, logdir,
+           progress, cuda_graph, file) -> dict:
     lr = OPTIMIZERS[optimizer] if lr is None else lr
     split = datasets.load(data)
     classes = int(split.y_train.max().item()) + 1
@@ -177,7 +207,9 @@ def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_siz
     x_test, y_test = split.x_test.to(device), split.y_test.to(device)
 
     manual_seed(seed)
-    model = build_model(width, depth, x_train.shape[1], classes).to(device)
+    with _backend.default_device_as("cpu"):   # the same initial weights on every device
+        model = build_model(width, depth, x_train.shape[1], classes)
+    model = model.to(device)
     params = model.parameters()
     graphed = cuda_graph and device.startswith("cuda")
     opt = (optim.SGD(params, lr=lr, momentum=0.9) if optimizer == "sgd"

@@ -161,13 +161,6 @@ def test_logdir_gets_scalars_and_both_graphs(tmp_path, capsys):
     assert "backward" in acc.Tags()["tensors"]          # the autograd graph, under its own tag
 
 
-def test_cuda_request_without_cuda(capsys, monkeypatch):
-    monkeypatch.setattr(train, "cuda_available", lambda: False)   # also on a machine with a GPU
-    assert main(["train", "--device", "cuda", "--epochs", "1"]) == 2
-    assert "CUDA is not available" in capsys.readouterr().err
-    assert train.resolve_device("auto") == "cpu"
-
-
 def test_train_mlp_example(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(EXAMPLES / "train_mlp.py"), run_name="__main__")
@@ -202,3 +195,60 @@ def test_replayed_steps_train_the_model_the_eager_loop_trains(optimizer):
     for k in eager:
         np.testing.assert_allclose(replayed[k].cpu().numpy(), eager[k].cpu().numpy(),
                                    rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+NO_CUPY = ("no CuPy (ModuleNotFoundError: No module named 'cupy'); install it from a gpugrad "
+           'checkout with: pip install -e ".[cuda]"')
+
+
+@pytest.fixture
+def no_cuda(monkeypatch):
+    """No CuPy, also on a machine with a GPU; the default device read again from the env."""
+    monkeypatch.setattr(train, "cuda_problem", lambda: NO_CUPY)
+    monkeypatch.setattr(gpugrad._backend, "_default_device", None)
+    monkeypatch.setattr(gpugrad._backend, "_default_source", None)
+    monkeypatch.delenv("GPUGRAD_DEVICE", raising=False)
+    return monkeypatch
+
+
+def test_cuda_request_without_cuda_is_one_line(no_cuda, capsys, tmp_path):
+    assert main(["train", "--device", "cuda", "--epochs", "1", "--out", ""]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"gpugrad train: --device cuda needs CUDA, which is not usable here: "
+                   f"{NO_CUPY}; or train on the CPU with --device cpu\n")
+
+
+def test_cuda_from_the_environment_without_cuda_is_one_line(no_cuda, capsys):
+    no_cuda.setenv("GPUGRAD_DEVICE", "cuda")
+    assert main(["train", "--epochs", "1", "--out", ""]) == 2
+    assert capsys.readouterr().err == (
+        f"gpugrad train: GPUGRAD_DEVICE=cuda needs CUDA, which is not usable here: {NO_CUPY}; "
+        "or train on the CPU with --device cpu\n")
+    no_cuda.setenv("GPUGRAD_DEVICE", "tpu")
+    gpugrad._backend._default_device = None
+    assert main(["train", "--epochs", "1", "--out", ""]) == 2
+    assert capsys.readouterr().err.startswith("gpugrad train: GPUGRAD_DEVICE='tpu' is not a "
+                                              "device (")
+
+
+def test_auto_follows_the_chosen_default_device(no_cuda):
+    assert train.resolve_device("auto") == "cpu"
+    no_cuda.setattr(train, "cuda_problem", lambda: None)
+    assert train.resolve_device("auto") == "cuda"          # nobody chose: CUDA when usable
+    no_cuda.setenv("GPUGRAD_DEVICE", "cpu")
+    gpugrad._backend._default_device = None
+    assert train.resolve_device("auto") == "cpu"           # the environment chose the CPU
+    gpugrad.set_default_device("cpu")
+    assert train.resolve_device("auto") == "cpu"
+
+
+def test_one_device_for_the_whole_job(no_cuda, capsys):
+    """--device cpu wins over GPUGRAD_DEVICE=cuda for the model, the data and the loader."""
+    no_cuda.setenv("GPUGRAD_DEVICE", "cuda")
+    made = []
+    no_cuda.setattr(train, "build_model", lambda *a: made.append(
+        gpugrad.get_default_device()) or nn.Sequential(nn.Linear(2, 3)))
+    r = train.train(device="cpu", epochs=1, out="", progress=False, cuda_graph=False)
+    assert r["device"] == "cpu" and made == [gpugrad.device("cpu")]
+    assert all(p.device.type == "cpu" for p in r["model"].parameters())
+    assert gpugrad._backend.default_device_source() == "GPUGRAD_DEVICE"   # restored after
