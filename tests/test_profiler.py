@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+import types
 
 import pytest
 
@@ -543,3 +544,58 @@ def test_timer_on_cuda():
     x = gpugrad.randn(1024, 1024, device="cuda")
     m = Timer("x @ x", globals={"x": x}).blocked_autorange(min_run_time=0.05)
     assert m.median > 0 and sum(m.raw_times) >= 0.05
+
+
+# -- NVTX ranges for Nsight Systems ----------------------------------------------------------
+@pytest.fixture
+def nvtx_calls(monkeypatch):
+    """CuPy whose NVTX binding records its calls (the simulated and the real one do nothing)."""
+    calls = []
+    nvtx = types.SimpleNamespace(RangePush=lambda name: calls.append(("push", name)),
+                                 RangePop=lambda: calls.append(("pop",)))
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(nvtx=nvtx))
+    monkeypatch.setattr(gpugrad._backend, "cupy_module", lambda: fake)
+    return calls
+
+
+def test_emit_nvtx_pushes_ops_nodes_and_user_ranges(nvtx_calls):
+    from gpugrad.autograd.profiler import emit_nvtx
+    a = gpugrad.ones(3, requires_grad=True)
+    with emit_nvtx():
+        with gpugrad.profiler.record_function("step"):
+            y = (a * 2).sum()
+        y.backward()
+    pushed = [c[1] for c in nvtx_calls if c[0] == "push"]
+    assert pushed[:3] == ["step", "aten::mul", "aten::sum"]
+    assert "MulBackward0" in pushed and "SumBackward0" in pushed
+    assert "autograd::engine::evaluate_function: MulBackward0" in pushed
+    assert len(pushed) == sum(c[0] == "pop" for c in nvtx_calls)   # every range closed
+    n = len(nvtx_calls)
+    (a * 2).sum().backward()                                       # off again: nothing pushed
+    with gpugrad.profiler.record_function("outside"):
+        pass
+    assert len(nvtx_calls) == n
+    assert a.grad.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_emit_nvtx_without_cupy_is_a_working_no_op(monkeypatch):
+    from gpugrad.autograd.profiler import emit_nvtx
+    monkeypatch.setattr(gpugrad._backend, "cupy_module", lambda: None)
+    a = gpugrad.ones(2, requires_grad=True)
+    with emit_nvtx() as ctx:
+        (a * 3).sum().backward()
+    assert isinstance(ctx, emit_nvtx) and a.grad.tolist() == [3.0, 3.0]
+    with emit_nvtx(enabled=False):
+        pass
+
+
+def test_emit_nvtx_and_a_profile_exclude_each_other(nvtx_calls):
+    from gpugrad.autograd.profiler import emit_nvtx, profile
+    with emit_nvtx():
+        with pytest.raises(RuntimeError, match="already enabled"):
+            with profile():
+                pass
+    with profile():
+        with pytest.raises(RuntimeError, match="already enabled"):
+            with emit_nvtx():
+                pass

@@ -5,7 +5,7 @@
     print(prof.key_averages().table(sort_by="self_cpu_time_total"))
 
 It records what ``gpugrad.profiler.profile`` records (same names, same tables and traces),
-for the whole block, with no schedule.
+for the whole block, with no schedule. ``emit_nvtx`` shows the same ranges in Nsight Systems.
 """
 from __future__ import annotations
 
@@ -15,11 +15,51 @@ from ..profiler import (
     FunctionEventAvg,
     Interval,
     _Profile,
+    _record,
     record_function,
 )
 
-__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "Interval", "profile",
+__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "Interval", "emit_nvtx", "profile",
            "record_function"]
+
+
+class emit_nvtx:
+    """While on, every op's forward (``aten::mul``), every backward node (``MulBackward0``,
+    inside ``autograd::engine::evaluate_function: MulBackward0``) and every
+    ``record_function`` block pushes an NVTX range through CuPy, for Nsight Systems::
+
+        with gpugrad.autograd.profiler.emit_nvtx():
+            model(x).sum().backward()
+
+    It uses the profiler's wrappers, swapped in only inside the block: nothing runs on the
+    ops' path while it is off. Without CuPy it does nothing and still works as a context
+    manager. As in PyTorch it cannot be nested in, or hold, a profile."""
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+        self.entered = False
+        self.installed = False
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        if self.entered:
+            raise RuntimeError("NVTX annotation context manager is not reentrant")
+        if _record.state.recorder is not None:
+            raise RuntimeError("Profiler is already enabled on this thread")
+        self.entered = True
+        nvtx = _record.nvtx_module()
+        if nvtx is not None:
+            _record.install(_record.NvtxRecorder(nvtx))
+            self.installed = True
+        return self
+
+    def __exit__(self, *exc):
+        if self.installed:
+            _record.uninstall()
+        self.entered = self.installed = False
+        return False
 
 
 class profile(_Profile):

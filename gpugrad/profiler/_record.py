@@ -97,6 +97,12 @@ class Recorder:
             s.mem, s.device_mem = nbytes(out)
         self.spans.append(s)
 
+    def discard(self, s: Span) -> None:
+        """Drop a span that turned out not to have run (its stack entry only)."""
+        st = self._stack()
+        if st and st[-1] is s:
+            st.pop()
+
     def close(self) -> None:
         """Stop the clock; on CUDA wait for the recorded events so their times can be read."""
         self.t1 = _now()
@@ -110,6 +116,31 @@ class Recorder:
             return None
         elapsed = self._elapsed
         return elapsed(self.cuda_ref, s.cuda[0]) * 1e3, elapsed(s.cuda[0], s.cuda[1]) * 1e3
+
+
+class NvtxRecorder:
+    """What ``emit_nvtx`` installs in a recorder's place: each span pushes an NVTX range under
+    its name (``aten::mul``, ``MulBackward0``, a ``record_function`` label) and pops it at its
+    end, so Nsight Systems shows them; nothing is timed or kept."""
+
+    def __init__(self, nvtx):
+        self.push, self.pop = nvtx.RangePush, nvtx.RangePop
+
+    def begin(self, name, kind="cpu_op", args=None, kw=None):
+        self.push(name)
+        return name
+
+    def end(self, s, out=None) -> None:
+        self.pop()
+
+    def discard(self, s) -> None:
+        self.pop()
+
+
+def nvtx_module():
+    """CuPy's NVTX binding (``cupy.cuda.nvtx``), None without CuPy."""
+    cp = _backend.cupy_module()
+    return getattr(cp.cuda, "nvtx", None) if cp is not None else None
 
 
 def _cuda_events():
@@ -264,9 +295,7 @@ def _profiled_fusion(orig):
         if out is not None:   # None: nothing fused, the engine runs the node itself
             rec.end(s, out[1])
         else:
-            st = rec._stack()
-            if st and st[-1] is s:
-                st.pop()
+            rec.discard(s)
         return out
     run.__wrapped__ = orig
     return run
