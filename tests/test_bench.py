@@ -126,3 +126,47 @@ def test_graphed_cases_replay_a_captured_step(tmp_path):
         entry = r["impls"]["gpugrad-cuda"]
         assert "error" not in entry, entry
         assert entry["median_s"] > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--libs", "gpugrad,tensorflow"], "--libs: unknown name 'tensorflow' (choose from "),
+    (["--cases", "chain100,nosuchcase"], "--cases: unknown case 'nosuchcase' (choose from "),
+    (["--devices", "cpu,tpu"], "--devices: unknown name 'tpu' (choose from cpu, cuda)"),
+])
+def test_unknown_names_are_errors(args, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--quiet", "--no-json", *args])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    if "--libs" in args:
+        for lib in ("gpugrad", "torch", "floor", "ufuncs", "unfused"):
+            assert lib in err.split("choose from")[1]
+
+
+def test_new_case_and_lib_names_stay_valid(capsys):
+    assert bench.main(["--list", "--libs", "gpugrad,ufuncs,unfused", "--cases",
+                       "graphed:*,train:*,chain100"]) == 0
+
+
+def test_plot_without_matplotlib_fails_before_the_run(monkeypatch, capsys):
+    import importlib.util
+    find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else find(name, *a))
+    monkeypatch.setattr(bench, "run", lambda *a, **k: pytest.fail("ran before refusing"))
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--cases", "chain100", "--plot", "out.png", "--quiet"])
+    assert e.value.code == 2
+    assert "--plot needs matplotlib, which is not installed" in capsys.readouterr().err
+
+
+def test_record_goes_to_the_current_directory_outside_a_checkout(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert bench.results_dir().name == "results"          # this checkout has bench/results
+    monkeypatch.setattr(bench, "__file__", str(tmp_path / "site" / "gpugrad" / "bench" / "x.py"))
+    assert bench.results_dir() == tmp_path
+    assert bench.main(["--quick", "--cases", "chain100", "--libs", "gpugrad", "--repeat", "3",
+                       "--quiet"]) == 0
+    assert [p.suffix for p in tmp_path.iterdir()] == [".json"]
+    assert not (tmp_path / "bench").exists()

@@ -14,6 +14,7 @@ implementations interleaved round by round so that machine noise hits them alike
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -55,14 +56,25 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, help="samples per implementation")
     p.add_argument("--threads", type=int, help="CPU threads for PyTorch and the BLAS (default: "
                    "each library's own; 1 gives steadier figures on a busy machine)")
-    p.add_argument("--out", help="JSON record (default bench/results/<device>-<date>.json)")
+    p.add_argument("--out", help="JSON record (default: <device>-<date>.json in bench/results/ "
+                   "of a checkout, else in the current directory)")
     p.add_argument("--no-json", action="store_true", help="write no JSON record")
     p.add_argument("--plot", metavar="PNG", help="time vs size per device (needs matplotlib)")
     p.add_argument("--list", action="store_true", help="list the selected cases and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     a = p.parse_args(argv)
     mode = a.mode or "quick"
-    devices = tuple(d for d in a.devices.split(",") if d in DEVICES)
+    catalogue = cases("full", gpu=True)     # every case and lib a name may refer to
+    devices = _names(p, "--devices", a.devices, DEVICES)
+    libs = _names(p, "--libs", a.libs, sorted({lib for c in catalogue for lib in c.libs}))
+    if a.cases:
+        known = sorted({c.name for c in catalogue} | {c.topic for c in catalogue})
+        for pat in (x.strip() for x in a.cases.split(",") if x.strip()):
+            if not select(catalogue, pat):
+                p.error(f"--cases: unknown case {pat!r} (choose from {', '.join(known)}, a "
+                        "case id of --list, or a glob on them)")
+    if a.plot and importlib.util.find_spec("matplotlib") is None:
+        p.error("--plot needs matplotlib, which is not installed (pip install matplotlib)")
     selected = select(cases(mode, gpu="cuda" in devices and has_cuda()), a.cases)
     if a.list:
         print("\n".join(f"{c.topic:12} {c.id}" for c in selected))
@@ -82,17 +94,35 @@ def main(argv=None) -> int:
             p.error("no usable CUDA device, and --devices leaves out the CPU")
         if log:
             log("no usable CUDA device: measuring the CPU only")
-    record = run(selected, devices=devices, libs=tuple(a.libs.split(",")), mode=mode,
+    record = run(selected, devices=devices, libs=libs, mode=mode,
                  settings=settings, log=log)
     print(report(record))
     if not a.no_json:
-        out = Path(a.out or f"bench/results/{record['machine']['slug']}-{record['date']}.json")
-        out.parent.mkdir(parents=True, exist_ok=True)
+        name = f"{record['machine']['slug']}-{record['date']}.json"
+        out = Path(a.out) if a.out else results_dir() / name
+        out.parent.mkdir(parents=True, exist_ok=True)   # a folder --out names
         out.write_text(json.dumps(record, indent=1) + "\n")
         print(f"\nrecord written to {out}")
     if a.plot:
         print(plot(record, a.plot))
     return 0
+
+
+def results_dir() -> Path:
+    """Where a record goes by default: ``bench/results/`` of the checkout gpugrad runs from,
+    else the current directory (an installed gpugrad creates no folder)."""
+    checkout = Path(__file__).resolve().parents[2] / "bench" / "results"
+    return checkout if checkout.is_dir() else Path.cwd()
+
+
+def _names(p, option, value, valid) -> tuple:
+    """The comma-separated names of ``option``; an unknown one is an error naming it and the
+    valid choices (exit status 2)."""
+    names = tuple(x.strip() for x in value.split(",") if x.strip())
+    for n in names:
+        if n not in valid:
+            p.error(f"{option}: unknown name {n!r} (choose from {', '.join(valid)})")
+    return names
 
 
 if __name__ == "__main__":
