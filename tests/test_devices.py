@@ -56,7 +56,7 @@ def test_cuda_api_without_a_gpu_answers_or_says_what_is_missing():
 def test_missing_cupy_message_names_the_install_command(monkeypatch):
     monkeypatch.setattr(_backend, "_cupy", False)
     monkeypatch.setattr(_backend, "_cupy_error", ImportError("No module named 'cupy'"))
-    with pytest.raises(RuntimeError, match=re.escape("pip install gpugrad[cuda]")):
+    with pytest.raises(RuntimeError, match=re.escape('pip install -e ".[cuda]"')):
         gpugrad.randn(2, device="cuda")
 
 
