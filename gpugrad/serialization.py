@@ -202,13 +202,19 @@ def save(obj, f, *, format=None) -> None:
     """Write ``obj`` (a state dict, or nested dicts/lists of tensors and plain values) to ``f``,
     a path or a writable binary file.
 
-    ``format="safetensors"`` (gpugrad's own keyword; also chosen by a path ending in
-    ``.safetensors``) writes a safetensors file instead, which holds a flat ``{name: tensor}``
-    dict only."""
-    if _format(f, format) == "safetensors":
+    ``format`` (gpugrad's own keyword): ``"safetensors"`` (also chosen by a path ending in
+    ``.safetensors``) writes a safetensors file, which holds a flat ``{name: tensor}`` dict
+    only; ``"torch"`` writes PyTorch's zip format, which ``torch.load(weights_only=True)``
+    reads: tensors, dicts, lists, tuples and plain values only."""
+    fmt = _format(f, format)
+    if fmt == "safetensors":
         from ._serialization_safetensors import encode
         data = encode(obj)
         write = lambda fh: fh.write(data)
+    elif fmt == "torch":
+        from ._serialization_torch import encode_torch_zip, write_torch_zip
+        pickled, storages = encode_torch_zip(obj)
+        write = lambda fh: write_torch_zip(fh, pickled, storages)
     else:
         w = _Writer()
         encoded = w.encode(obj)
@@ -222,8 +228,9 @@ def save(obj, f, *, format=None) -> None:
 
 
 def _format(f, format):
-    if format not in (None, "safetensors"):
-        raise ValueError(f"gpugrad: format must be None or 'safetensors', not {format!r}")
+    if format not in (None, "safetensors", "torch"):
+        raise ValueError(f"gpugrad: format must be None, 'safetensors' or 'torch', not "
+                         f"{format!r}")
     if format is None and isinstance(f, (str, os.PathLike)) \
             and os.fspath(f).lower().endswith(".safetensors"):
         return "safetensors"

@@ -75,7 +75,8 @@ def test_format_keyword_and_file_objects(tmp_path):
     assert gpugrad.load(io.BytesIO(raw))["w"].tolist() == [0, 1, 2]   # recognised by content
     (tmp_path / "weights.bin").write_bytes(raw)
     assert gpugrad.load(tmp_path / "weights.bin", format="safetensors")["w"].tolist() == [0, 1, 2]
-    with pytest.raises(ValueError, match="format must be None or 'safetensors', not 'npz'"):
+    with pytest.raises(ValueError, match="format must be None, 'safetensors' or 'torch', "
+                                         "not 'npz'"):
         gpugrad.save({"w": gpugrad.ones(1)}, buf, format="npz")
 
 
