@@ -1,22 +1,34 @@
-"""Reading checkpoints written by PyTorch's ``torch.save`` (its zip format, PyTorch >= 1.6).
+"""PyTorch's checkpoint format (``torch.save``'s zip, PyTorch >= 1.6): reading it, and writing it
+for ``gpugrad.save(..., format="torch")``.
 
 The archive holds ``<name>/data.pkl``, a pickle whose tensors point at raw storages stored as
 ``<name>/data/<key>``. The unpickler here resolves only the globals a state dict needs (tensor
 and parameter rebuilders, storage types, dtypes, devices, sizes, ``OrderedDict`` and a few
 builtins), as ``torch.load(weights_only=True)`` does; any other global is refused before it can
 run, so loading a file cannot run code.
+
+The writer emits the same layout torch 2.x writes (``archive/data.pkl`` at pickle protocol 2,
+``archive/data/<key>`` storages aligned to 64 bytes, ``byteorder``, ``version``,
+``.data/serialization_id``) and only globals ``torch.load(weights_only=True)`` admits, so
+PyTorch reads the file without ``weights_only=False``. Tensors viewing one contiguous buffer
+share one storage, as in PyTorch; a view PyTorch cannot express (negative strides, another
+dtype than its buffer) is written as a copy.
 """
 from __future__ import annotations
 
 import builtins
 import codecs
 import collections
+import io
 import pickle
+import secrets
+import zipfile
 
 import numpy as np
 
 from . import _backend
-from .serialization import SerializationError, strided
+from .nn.parameter import Parameter
+from .serialization import SerializationError, _address, _host, strided
 from .tensor import Size, Tensor
 
 
@@ -131,3 +143,132 @@ def load_torch_zip(archive, name, placer):
             raise TorchCheckpointError(f"gpugrad.load: '{name}' looks like a PyTorch checkpoint "
                                        f"that holds more than tensors and plain values: {e}") \
                 from None
+
+
+# -- writing ------------------------------------------------------------------------------------
+_STORAGE_NAMES = {np.dtype(v): k for k, v in _STORAGE_DTYPES.items()
+                  if k not in ("UntypedStorage", "BFloat16Storage")}
+_ALIGNMENT = 64
+
+
+class _Global:
+    """A ``module.name`` global written into the pickle by name: torch need not be installed."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __call__(self, *args):   # pickle asks a reduce's function to be callable
+        raise TypeError(f"{self.module}.{self.name} is written by name only")
+
+
+class _StorageRef:
+    def __init__(self, key, kind, numel):
+        self.key, self.kind, self.numel = key, kind, numel
+
+
+class _Pickler(pickle._Pickler):
+    """Python's pickler, writing ``_Global`` as a GLOBAL opcode and storages as persistent ids;
+    anything outside a weights-only checkpoint is refused by name."""
+
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, fh):
+        super().__init__(fh, protocol=2)
+        self.storages = {}   # key -> host array (C order, its whole buffer)
+        self.roots = {}      # id(root buffer) -> _StorageRef
+
+    def save_global_ref(self, obj):
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
+        self.memoize(obj)
+
+    dispatch[_Global] = save_global_ref
+
+    def save(self, obj, save_persistent_id=True):
+        if isinstance(obj, np.dtype) and obj in _STORAGE_NAMES:   # torch.float32 is a global
+            obj = _Global("torch", str(obj))
+        super().save(obj, save_persistent_id)
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _StorageRef):
+            return ("storage", _Global("torch", obj.kind), obj.key, "cpu", obj.numel)
+        return None
+
+    def reducer_override(self, obj):
+        if isinstance(obj, (_Global, _StorageRef, str, bytes, bool, int, float, type(None))):
+            return NotImplemented
+        if isinstance(obj, Tensor):
+            return self._tensor(obj)
+        if isinstance(obj, Size):
+            return _Global("torch", "Size"), (tuple(obj),)
+        if isinstance(obj, _backend.device):
+            return _Global("torch", "device"), (str(obj),)
+        if type(obj) in (dict, list, tuple):
+            return NotImplemented
+        if type(obj) is collections.OrderedDict:
+            return _Global("collections", "OrderedDict"), (), None, None, iter(obj.items())
+        raise TypeError(f"gpugrad.save: PyTorch's format (format='torch') holds tensors, dicts, "
+                        f"lists, tuples, numbers, strings, None and bools, not an object of "
+                        f"type {type(obj).__name__}")
+
+    def _tensor(self, t):
+        a = t._data
+        if a.dtype not in _STORAGE_NAMES:
+            raise TypeError(f"gpugrad.save: PyTorch's format has no storage for dtype {a.dtype}")
+        ref, offset, stride = self._storage(a)
+        args = (ref, offset, tuple(a.shape), stride, bool(t.requires_grad),
+                collections.OrderedDict())
+        if isinstance(t, Parameter):
+            plain = Tensor._make(a)
+            plain.requires_grad = False
+            return (_Global("torch._utils", "_rebuild_parameter"),
+                    (plain, bool(t.requires_grad), collections.OrderedDict()))
+        return _Global("torch._utils", "_rebuild_tensor_v2"), args
+
+    def _storage(self, a):
+        """The storage holding ``a`` (its buffer's, shared with other views of it, when PyTorch
+        can express the view), and a's element offset and strides in it."""
+        root = a
+        while isinstance(root.base, type(a)):
+            root = root.base
+        size = a.itemsize
+        if (a.size and root.dtype == a.dtype and root.flags.c_contiguous
+                and all(s >= 0 and s % size == 0 for s in a.strides)):
+            ref = self.roots.get(id(root))
+            if ref is None:
+                ref = self.roots[id(root)] = self._add(root)
+            return (ref, (_address(a) - _address(root)) // size,
+                    tuple(s // size for s in a.strides))
+        c = a.copy(order="C") if not a.flags.c_contiguous else a
+        return self._add(c), 0, tuple(s // size for s in c.strides)
+
+    def _add(self, a):
+        key = str(len(self.storages))
+        self.storages[key] = _host(a).reshape(-1)
+        return _StorageRef(key, _STORAGE_NAMES[a.dtype], a.size)
+
+
+def encode_torch_zip(obj):
+    """``(pickle bytes, {key: host array})`` of ``obj`` in PyTorch's checkpoint format."""
+    buf = io.BytesIO()
+    p = _Pickler(buf)
+    p.dump(obj)
+    return buf.getvalue(), p.storages
+
+
+def write_torch_zip(fh, pickled, storages, prefix="archive"):
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as z:
+        def put(name, data):
+            info = zipfile.ZipInfo(f"{prefix}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
+            start = z.start_dir + 30 + len(info.filename) + 4   # where the data would begin
+            pad = -start % _ALIGNMENT
+            info.extra = b"FB" + pad.to_bytes(2, "little") + b"Z" * pad
+            z.writestr(info, data)
+        put("data.pkl", pickled)
+        put(".format_version", b"1")
+        put(".storage_alignment", str(_ALIGNMENT).encode())
+        put("byteorder", b"little")
+        for key, a in storages.items():
+            put(f"data/{key}", a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+        put("version", b"3\n")
+        put(".data/serialization_id", "".join(
+            str(secrets.randbelow(10)) for _ in range(40)).encode())

@@ -198,20 +198,46 @@ class _Writer:
         return {"tensor" if tensor else "ndarray": name}
 
 
-def save(obj, f) -> None:
+def save(obj, f, *, format=None) -> None:
     """Write ``obj`` (a state dict, or nested dicts/lists of tensors and plain values) to ``f``,
-    a path or a writable binary file."""
-    w = _Writer()
-    encoded = w.encode(obj)
-    w.place_tensors()
-    manifest = {"format": FORMAT, "version": w.version, "object": encoded}
-    if isinstance(f, (str, os.PathLike)):
-        _save_to_path(os.fspath(f), w.arrays, manifest)
+    a path or a writable binary file.
+
+    ``format`` (gpugrad's own keyword): ``"safetensors"`` (also chosen by a path ending in
+    ``.safetensors``) writes a safetensors file, which holds a flat ``{name: tensor}`` dict
+    only; ``"torch"`` writes PyTorch's zip format, which ``torch.load(weights_only=True)``
+    reads: tensors, dicts, lists, tuples and plain values only."""
+    fmt = _format(f, format)
+    if fmt == "safetensors":
+        from ._serialization_safetensors import encode
+        data = encode(obj)
+        write = lambda fh: fh.write(data)
+    elif fmt == "torch":
+        from ._serialization_torch import encode_torch_zip, write_torch_zip
+        pickled, storages = encode_torch_zip(obj)
+        write = lambda fh: write_torch_zip(fh, pickled, storages)
     else:
-        _write(f, w.arrays, manifest)
+        w = _Writer()
+        encoded = w.encode(obj)
+        w.place_tensors()
+        manifest = {"format": FORMAT, "version": w.version, "object": encoded}
+        write = lambda fh: _write(fh, w.arrays, manifest)
+    if isinstance(f, (str, os.PathLike)):
+        _save_to_path(os.fspath(f), write)
+    else:
+        write(f)
 
 
-def _save_to_path(path, arrays, manifest):
+def _format(f, format):
+    if format not in (None, "safetensors", "torch"):
+        raise ValueError(f"gpugrad: format must be None, 'safetensors' or 'torch', not "
+                         f"{format!r}")
+    if format is None and isinstance(f, (str, os.PathLike)) \
+            and os.fspath(f).lower().endswith(".safetensors"):
+        return "safetensors"
+    return format
+
+
+def _save_to_path(path, write):
     """Write aside, then rename: a crash, a full disk or a power cut leaves the old file whole.
     The temp file is unique to this call (two processes saving to one path each write their own
     and the last rename wins with a whole file), flushed to the disk before the rename, and the
@@ -229,7 +255,7 @@ def _save_to_path(path, arrays, manifest):
             continue
     try:
         with os.fdopen(fd, "wb") as fh:
-            _write(fh, arrays, manifest)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -273,11 +299,12 @@ def _write(fh, arrays, manifest):
 
 
 # -- load ---------------------------------------------------------------------------------------
-def load(f, map_location=None, weights_only=True, **_ignored):
+def load(f, map_location=None, weights_only=True, *, format=None, **_ignored):
     """Read what ``save`` (or PyTorch's ``torch.save``) wrote. ``map_location``: None (each
     tensor on its saved device), a device or string (everything there), a dict {saved device:
     new device}, or ``fn(storage, saved_location)`` returning a storage on the device to use
-    (or None for the saved device)."""
+    (or None for the saved device). A safetensors file is recognised by its content (or
+    ``format="safetensors"``, or its ``.safetensors`` name) and loads as a dict of tensors."""
     if map_location is not None and not (isinstance(map_location, (str, dict, _backend.device))
                                          or callable(map_location)):
         raise TypeError("gpugrad.load: map_location must be None, a device, a string, a dict or "
@@ -285,6 +312,11 @@ def load(f, map_location=None, weights_only=True, **_ignored):
     name = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file>")
     try:
         data = f if isinstance(f, (str, os.PathLike)) else io.BytesIO(f.read())
+        fmt = _format(f, format)
+        if fmt == "safetensors" or (not zipfile.is_zipfile(data) and _is_safetensors(data)):
+            from ._serialization_safetensors import decode
+            raw = data.getvalue() if isinstance(data, io.BytesIO) else _read_all(data)
+            return decode(raw, name, map_location)
         if not zipfile.is_zipfile(data):
             if _head(data) == b"PK\x03\x04":   # starts like a zip, lacks its directory: cut off
                 raise SerializationError(f"gpugrad.load: '{name}' is truncated (the archive's "
@@ -382,11 +414,22 @@ class _Members:
         return a.reshape(shape[::-1]).T if fortran else a.reshape(shape)
 
 
-def _head(data):
+def _head(data, n=4):
     if isinstance(data, io.BytesIO):
-        return data.getvalue()[:4]
+        return data.getvalue()[:n]
     with open(data, "rb") as fh:
-        return fh.read(4)
+        return fh.read(n)
+
+
+def _read_all(path):
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _is_safetensors(data):
+    # an 8-byte little-endian header length, then the header's JSON object
+    head = _head(data, 9)
+    return len(head) == 9 and head[8:9] == b"{"
 
 
 def _foreign(name, why):

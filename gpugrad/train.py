@@ -39,9 +39,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="peak learning rate, cosine-annealed to 0 [0.01 for adam/adamw, 0.1 for "
                         "sgd]")
     p.add_argument("--seed", type=int, default=0, help="seed of initialisation and shuffling [0]")
-    p.add_argument("--out", default="model.npz",
-                   help="where to save the model state dict (gpugrad.save) [model.npz]; '' to "
-                        "skip")
+    p.add_argument("--out", default="model.safetensors",
+                   help="where to save the model state dict (gpugrad.save): a .safetensors "
+                        "file, which PyTorch reads too, or any other name for gpugrad's own "
+                        "format [model.safetensors]; '' to skip")
     p.add_argument("--logdir", default=None,
                    help="write TensorBoard scalars (loss, accuracy, lr) to this directory")
     p.add_argument("--no-progress", dest="progress", action="store_false",
@@ -185,7 +186,7 @@ def accuracy(model, x, y) -> float:
 
 
 def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_size=64,
-          optimizer="adam", lr=None, seed=0, out="model.npz", logdir=None, progress=True,
+          optimizer="adam", lr=None, seed=0, out="model.safetensors", logdir=None, progress=True,
           cuda_graph=True, file=None) -> dict:
     """Train and evaluate; print a summary to ``file`` (stdout) and return the figures.
 

@@ -222,7 +222,7 @@ def test_training_on_cuda_matches_cpu_accuracy(tmp_path):
     import io
 
     from gpugrad import train
-    kw = dict(epochs=12, out=str(tmp_path / "m.npz"), progress=False, file=io.StringIO())
+    kw = dict(epochs=12, out=str(tmp_path / "m.safetensors"), progress=False, file=io.StringIO())
     cpu = train.train(device="cpu", **kw)
     gpu = train.train(device="cuda", **kw)
     assert gpu["device"].startswith("cuda")

@@ -44,7 +44,8 @@ LAYERS = [
     ("nn / optim", ("gpugrad.nn", "gpugrad.optim")),
     ("top", ("gpugrad", "gpugrad.utils", "gpugrad.viz", "gpugrad.bench", "gpugrad.train",
              "gpugrad.distributions", "gpugrad.profiler", "gpugrad.autograd.profiler",
-             "gpugrad.serialization", "gpugrad._serialization_torch", "gpugrad.datasets",
+             "gpugrad.serialization", "gpugrad._serialization_torch",
+             "gpugrad._serialization_safetensors", "gpugrad.datasets",
              "gpugrad.backends", "gpugrad.__main__")),
 ]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import runpy
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -48,8 +49,8 @@ def test_seed004_example_runs(capsys):
 def _run(tmp_path, *extra):
     """A CPU run (bit-for-bit repeatable); test_devices compares a CUDA run with it."""
     out = io.StringIO()
-    result = train.train(device="cpu", epochs=12, out=str(tmp_path / "model.npz"), progress=False,
-                         file=out, **dict(extra))
+    result = train.train(device="cpu", epochs=12, out=str(tmp_path / "model.safetensors"),
+                         progress=False, file=out, **dict(extra))
     return result, out.getvalue()
 
 
@@ -58,11 +59,11 @@ def test_train_reaches_accuracy_deterministically(tmp_path):
     assert a["device"] == "cpu" and a["steps"] == 12 * 36
     assert a["test_accuracy"] >= 0.95 and a["train_accuracy"] >= 0.95
     assert "test accuracy" in text and "steps/s" in text
-    saved = gpugrad.load(tmp_path / "model.npz")
+    saved = gpugrad.load(tmp_path / "model.safetensors")
     b, _ = _run(tmp_path)
     assert (a["train_accuracy"], a["test_accuracy"], a["loss"]) == (
         b["train_accuracy"], b["test_accuracy"], b["loss"])
-    again = gpugrad.load(tmp_path / "model.npz")
+    again = gpugrad.load(tmp_path / "model.safetensors")
     for k in saved:   # same seed, same bits
         np.testing.assert_array_equal(saved[k].numpy(), again[k].numpy())
     model = train.build_model(64, 2)
@@ -81,11 +82,33 @@ def test_command_line(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["train", "--epochs", "2", "--width", "8", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "train accuracy" in out and (tmp_path / "model.npz").exists()
+    assert "train accuracy" in out and (tmp_path / "model.safetensors").exists()
     assert main([]) == 2
     assert "train" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["train", "--epochs", "0"])
+
+
+def test_the_default_out_is_a_safetensors_file_that_pytorch_reads(tmp_path, capsys, monkeypatch):
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--epochs", "1", "--width", "8", "--no-progress"]) == 0
+    assert "saved the model state dict to model.safetensors" in capsys.readouterr().out
+    ours, theirs = gpugrad.load("model.safetensors"), safetensors_torch.load_file(
+        "model.safetensors")
+    assert sorted(ours) == sorted(theirs) == sorted(train.build_model(8, 2).state_dict())
+    for k in ours:
+        np.testing.assert_array_equal(ours[k].numpy(), theirs[k].numpy())
+    train.build_model(8, 2).load_state_dict(ours)
+
+
+def test_an_npz_out_keeps_gpugrads_own_format(tmp_path, capsys):
+    out = tmp_path / "model.npz"
+    assert main(["train", "--epochs", "1", "--width", "8", "--no-progress", "--out",
+                 str(out)]) == 0
+    with zipfile.ZipFile(out) as z:
+        assert "gpugrad.json" in z.namelist()
+    train.build_model(8, 2).load_state_dict(gpugrad.load(out))
 
 
 def test_progress_lines_without_tqdm(tmp_path, capsys, monkeypatch):
@@ -120,7 +143,7 @@ def test_bad_numbers_are_refused_in_one_line(args, message, capsys):
 
 
 def test_an_unwritable_out_is_refused_before_training(tmp_path, capsys):
-    missing = tmp_path / "no" / "such" / "model.npz"
+    missing = tmp_path / "no" / "such" / "model.safetensors"
     assert main(["train", "--out", str(missing), "--epochs", "1"]) == 2
     out, err = capsys.readouterr()
     assert out == ""
@@ -132,7 +155,7 @@ def test_an_unwritable_out_is_refused_before_training(tmp_path, capsys):
 
 
 def test_a_diverging_run_stops_and_keeps_the_last_good_model(tmp_path, capsys):
-    out = tmp_path / "model.npz"
+    out = tmp_path / "model.safetensors"
     assert main(["train", "--epochs", "1", "--width", "8", "--no-progress", "--out",
                  str(out)]) == 0
     good = out.read_bytes()
