@@ -45,7 +45,8 @@ LAYERS = [
     ("top", ("gpugrad", "gpugrad.utils", "gpugrad.viz", "gpugrad.bench", "gpugrad.train",
              "gpugrad.distributions", "gpugrad.profiler", "gpugrad.autograd.profiler",
              "gpugrad.serialization", "gpugrad._serialization_torch", "gpugrad.datasets",
-             "gpugrad.backends", "gpugrad.__main__")),
+             "gpugrad.backends", "gpugrad.accelerator", "gpugrad.onnx",
+             "gpugrad.__main__")),
 ]
 
 BAD_NAME = re.compile(r"(^|_)(more|extra|misc|remaining|last|new|compat)(_|$)")
