@@ -46,6 +46,7 @@ LAYERS = [
              "gpugrad.distributions", "gpugrad.profiler", "gpugrad.autograd.profiler",
              "gpugrad.serialization", "gpugrad._serialization_torch", "gpugrad.datasets",
              "gpugrad.backends", "gpugrad.accelerator", "gpugrad.onnx",
+             "gpugrad.distributed", "gpugrad.version",
              "gpugrad.__main__")),
 ]
 
