@@ -2,12 +2,17 @@
 token and position embeddings, pre-norm transformer blocks with causal self-attention (one
 through scaled_dot_product_attention, one through a hand-written masked softmax), a GELU MLP,
 weight tying, AdamW with decayed and undecayed groups, gradient clipping, cross-entropy over the
-vocabulary."""
+vocabulary; the distributed path is taken only under torchrun, as in nanoGPT; sampling with
+temperature, top-k and torch.multinomial."""
 import math
+import os
+from contextlib import nullcontext
 
 import torch
 import torch.nn as nn
+from torch.distributed import destroy_process_group, init_process_group
 from torch.nn import functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
 
 VOCAB, BLOCK, DIM, HEADS, LAYERS = 32, 16, 32, 4, 2
 
@@ -118,9 +123,18 @@ def get_batch(data, batch_size):
 
 def main(steps=20):
     torch.manual_seed(1337)
+    ddp = int(os.environ.get("RANK", -1)) != -1
+    if ddp:
+        init_process_group(backend="nccl")
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    ctx = nullcontext() if device == "cpu" else torch.amp.autocast(device_type=device,
+                                                                   dtype=torch.float16)
     data = torch.randint(VOCAB, (2000,), dtype=torch.long)
     model = GPT().to(device)
+    if ddp:
+        model = DDP(model, device_ids=[0])
     optimizer = model.configure_optimizers(0.1, 3e-3, (0.9, 0.95))
     losses = []
     for it in range(steps):
@@ -129,7 +143,8 @@ def main(steps=20):
             group["lr"] = lr
         x, y = get_batch(data, 8)
         x, y = x.to(device), y.to(device)
-        _, loss = model(x, y)
+        with ctx:
+            _, loss = model(x, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -140,9 +155,14 @@ def main(steps=20):
         idx = torch.zeros((1, 1), dtype=torch.long, device=device)
         for _ in range(5):
             logits, _ = model(idx[:, -BLOCK:])
-            probs = F.softmax(logits[:, -1, :], dim=-1)
-            idx = torch.cat((idx, torch.argmax(probs, dim=-1, keepdim=True)), dim=1)
-    return losses
+            logits = logits[:, -1, :] / 0.8
+            v, _ = torch.topk(logits, 5)
+            logits[logits < v[:, [-1]]] = -float("Inf")
+            probs = F.softmax(logits, dim=-1)
+            idx = torch.cat((idx, torch.multinomial(probs, num_samples=1)), dim=1)
+    if ddp:
+        destroy_process_group()
+    return losses + idx[0].tolist()
 
 
 if __name__ == "__main__":

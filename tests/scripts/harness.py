@@ -7,8 +7,9 @@ draws and the second replays it:
 - the weights: when an optimizer is built, the values of its parameters (in order) are
   recorded, and copied into the gpugrad model's parameters at the same point;
 - the random tensors the script asks for (``randn``, ``rand``, ``randint``, ``randn_like``,
-  ``rand_like``, ``randperm``, ``normal``): each call still runs in gpugrad (dtype, device,
-  shape and graph are its own), then its values are overwritten with PyTorch's, call by call;
+  ``rand_like``, ``randperm``, ``normal``, ``multinomial``): each call still runs in gpugrad
+  (dtype, device, shape and graph are its own), then its values are overwritten with
+  PyTorch's, call by call;
 - a shuffling ``RandomSampler``'s order, epoch by epoch.
 A script keeps dropout off, as parity needs; it defines ``main()`` returning its losses.
 """
@@ -23,7 +24,8 @@ import sys
 
 import numpy as np
 
-RANDOM = ("randn", "rand", "randint", "randn_like", "rand_like", "randperm", "normal")
+RANDOM = ("randn", "rand", "randint", "randn_like", "rand_like", "randperm", "normal",
+          "multinomial")
 
 
 class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
