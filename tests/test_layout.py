@@ -46,7 +46,8 @@ LAYERS = [
              "gpugrad.distributions", "gpugrad.profiler", "gpugrad.autograd.profiler",
              "gpugrad.serialization", "gpugrad._serialization_torch",
              "gpugrad._serialization_safetensors", "gpugrad.datasets",
-             "gpugrad.backends", "gpugrad.__main__")),
+             "gpugrad.backends", "gpugrad.accelerator", "gpugrad.onnx",
+             "gpugrad.distributed", "gpugrad.version", "gpugrad.__main__")),
 ]
 
 BAD_NAME = re.compile(r"(^|_)(more|extra|misc|remaining|last|new|compat)(_|$)")

@@ -34,5 +34,24 @@ def test_pytorch_facing_subpackages_import():
                  "gpugrad.special", "gpugrad.optim.lr_scheduler", "gpugrad.optim.swa_utils",
                  "gpugrad.autograd.graph", "gpugrad.autograd.forward_ad", "gpugrad.utils.data",
                  "gpugrad.distributions.constraints", "gpugrad.distributions.transforms",
-                 "gpugrad.distributions.kl", "gpugrad.func", "gpugrad.cuda", "gpugrad.amp"):
+                 "gpugrad.distributions.kl", "gpugrad.func", "gpugrad.cuda", "gpugrad.amp",
+                 "gpugrad.utils.data.dataloader", "gpugrad.utils.data.dataset",
+                 "gpugrad.utils.data.sampler", "gpugrad.nn.parallel", "gpugrad.accelerator",
+                 "gpugrad.onnx"):
         importlib.import_module(name)
+
+
+def test_torch_utils_data_submodules_hold_pytorchs_names():
+    from gpugrad.utils.data import DataLoader
+    from gpugrad.utils.data.dataloader import DataLoader as Loader
+    from gpugrad.utils.data.dataloader import default_collate, get_worker_info
+    from gpugrad.utils.data.dataset import ConcatDataset, Dataset, Subset, TensorDataset
+    from gpugrad.utils.data.sampler import (
+        BatchSampler,
+        RandomSampler,
+        SubsetRandomSampler,
+        WeightedRandomSampler,
+    )
+    assert Loader is DataLoader and callable(default_collate) and callable(get_worker_info)
+    assert issubclass(TensorDataset, Dataset) and Subset and ConcatDataset
+    assert BatchSampler and RandomSampler and SubsetRandomSampler and WeightedRandomSampler

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..modules.module import Module
 
-__all__ = ["DataParallel"]
+__all__ = ["DataParallel", "data_parallel"]
 
 
 class DataParallel(Module):
@@ -44,3 +44,12 @@ class DataParallel(Module):
                 return {k: move(a) for k, a in v.items()}
             return v
         return self.module(*move(inputs), **move(kwargs))
+
+
+def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
+                  module_kwargs=None):
+    """The functional form of ``DataParallel``: ``module(*inputs, **module_kwargs)`` on the first
+    of ``device_ids``."""
+    if not isinstance(inputs, tuple):
+        inputs = (inputs,) if inputs is not None else ()
+    return DataParallel(module, device_ids, output_device, dim)(*inputs, **(module_kwargs or {}))
