@@ -44,15 +44,30 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
+# process-wide switches a script may flip (nanoGPT turns TF32 on): put back after each run
+_SWITCHES = (("backends.cuda.matmul", "allow_tf32"), ("backends.cudnn", "allow_tf32"))
+
+
+def _switch_owner(path):
+    import gpugrad
+    obj = gpugrad
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 @contextlib.contextmanager
 def torch_is_gpugrad():
     hidden = {k: sys.modules.pop(k) for k in list(sys.modules)
               if k == "torch" or k.startswith("torch.")}
     finder = _Alias()
     sys.meta_path.insert(0, finder)
+    switches = [(_switch_owner(p), n, getattr(_switch_owner(p), n)) for p, n in _SWITCHES]
     try:
         yield
     finally:
+        for owner, name, value in switches:
+            setattr(owner, name, value)
         sys.meta_path.remove(finder)
         for k in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
             del sys.modules[k]
