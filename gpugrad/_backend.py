@@ -42,6 +42,15 @@ def cupy_submodule(name: str):
     return importlib.import_module(name)
 
 
+def special_functions(xp):
+    """``scipy.special`` for numpy, ``cupyx.scipy.special`` for CuPy: the libraries that own the
+    special functions (vectorised, accurate to double precision, the same names on both)."""
+    if xp is np:
+        import scipy.special  # on first use: it adds half a second to ``import gpugrad``
+        return scipy.special
+    return cupy_submodule("cupyx.scipy.special")
+
+
 def xp_of(a):
     """numpy or cupy, from the type of an array (numpy for Python scalars)."""
     if type(a) is np.ndarray or _cupy is None or _cupy is False:

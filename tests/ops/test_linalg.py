@@ -10,6 +10,7 @@ import pytest
 from conftest import tensor, to_numpy
 
 import gpugrad
+from gpugrad.ops.linalg import products
 from tests.ops._errors import raises
 from tests.ops._tensors import idx, t
 
@@ -293,3 +294,25 @@ def test_bmm_checks_its_shapes():
     with pytest.raises(RuntimeError, match=r"^Expected size for first two dimensions of batch2 "
                                            r"tensor to be: \[2, 4\] but got: \[2, 5\]\.$"):
         gpugrad.bmm(a, gpugrad.ones(2, 5, 4))
+
+
+def test_einsum_of_three_contracts_the_cheap_pair_first(device, monkeypatch):
+    # left to right, ij,jk would build a 64 x 64 intermediate; numpy's greedy plan contracts
+    # jk,kl (2 x 2) first, and the backward runs through the same small products
+    shapes, bmm = [], products.bmm
+
+    def spy(a, b):
+        y = bmm(a, b)
+        shapes.append(tuple(y.shape))
+        return y
+    monkeypatch.setattr(products, "bmm", spy)
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(s) for s in ((64, 2), (2, 64), (64, 2)))
+    ts = [tensor(m, device, requires_grad=True) for m in (a, b, c)]
+    y = gpugrad.einsum("ij,jk,kl->il", *ts)
+    assert shapes and max(math.prod(s) for s in shapes) <= 64 * 2, shapes
+    np.testing.assert_allclose(to_numpy(y), a @ b @ c, rtol=1e-12)
+    y.sum().backward()
+    g = np.ones((64, 2))
+    np.testing.assert_allclose(to_numpy(ts[0].grad), g @ (b @ c).T, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(ts[2].grad), (a @ b).T @ g, rtol=1e-12)

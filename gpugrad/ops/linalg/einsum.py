@@ -1,11 +1,15 @@
 """``einsum``, computed the way PyTorch computes it: letters that only one operand has are summed
-first, then operands are contracted pairwise, left to right, each pair as one batched matrix
-product (permute, reshape, bmm). The graph is made of ordinary nodes, so gradients and double
-backward come from them, on every device."""
+first, then operands are contracted pairwise, each pair as one batched matrix product (permute,
+reshape, bmm). Two operands are contracted as written; three or more in the order numpy's
+``einsum_path`` (greedy) picks from the shapes alone, so one plan serves numpy and CuPy and the
+backward, made of the same pairwise nodes, follows the same cheap order. The graph is made of
+ordinary nodes, so gradients and double backward come from them, on every device."""
 from __future__ import annotations
 
 import math
 import string
+
+import numpy as np
 
 from ..._exports import export
 from ..reduction import reduce
@@ -101,6 +105,8 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     subs, out, sizes = _parse(equation, operands)
+    if len(operands) > 2:
+        return _planned(list(operands), subs, out, sizes)
     later = [set("".join(subs[i + 1:])) for i in range(len(subs))]
     cur, cs = _sum_out(operands[0], subs[0], set(out) | later[0])
     for i in range(1, len(operands)):
@@ -108,6 +114,27 @@ def einsum(equation, *operands):
         cur, cs = _pair(cur, cs, op, s, set(out) | later[i], sizes)
     cur, cs = _sum_out(cur, cs, set(out))
     cur = _fit(cur, [sizes[c] for c in cs]) if len(operands) == 1 else cur
+    return _arrange(cur, cs, list(out))[0]
+
+
+def _planned(ops, subs, out, sizes):
+    """Contract the pairs numpy's greedy planner picks (it reads only the shapes: the operands
+    stand in as zero-stride arrays)."""
+    shapes = [np.broadcast_to(np.empty(()), tuple(t.shape)) for t in ops]
+    path, _ = np.einsum_path(",".join(subs) + "->" + out, *shapes, optimize="greedy")
+    for step in path[1:]:
+        picked = [(ops[i], subs[i]) for i in step]
+        for i in sorted(step, reverse=True):
+            del ops[i], subs[i]
+        rest = set(out).union(*subs)
+        cur, cs = _sum_out(*picked[0], rest.union(*(s for _, s in picked[1:])))
+        for k, (t, s) in enumerate(picked[1:], 1):
+            keep = rest.union(*(s2 for _, s2 in picked[k + 1:]))
+            t, s = _sum_out(t, s, keep | set(cs))
+            cur, cs = _pair(cur, cs, t, s, keep, sizes)
+        ops.append(cur)
+        subs.append(cs)
+    cur, cs = _sum_out(ops[0], subs[0], set(out))
     return _arrange(cur, cs, list(out))[0]
 
 

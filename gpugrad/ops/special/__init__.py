@@ -1,5 +1,6 @@
 """Special functions: the gamma, error-function, Bessel and logarithmic families and the
-orthogonal polynomials, with their array-level numerics (_bessel.py, _series.py)."""
+orthogonal polynomials. Their array-level numerics (_numerics.py, _bessel.py) are SciPy's on
+numpy arrays and cupyx.scipy.special's on CuPy arrays."""
 
 from . import polynomials as orthopoly
 from .bessel import (

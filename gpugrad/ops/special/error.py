@@ -13,11 +13,11 @@ from ._numerics import (
     _SQRT_PI,
     _back,
     erfc_array,
+    erfcx_array,
     erfinv_array,
     log_ndtr_array,
     ndtri_array,
 )
-from ._series import erfcx_array
 from .gamma import _Special
 from .incomplete_gamma import _out
 from .polynomials import not_implemented

@@ -1,10 +1,9 @@
-"""The Hurwitz zeta function ``zeta`` of ``gpugrad.special`` (numerics: _series.py)."""
+"""The Hurwitz zeta function ``zeta`` of ``gpugrad.special`` (numerics: _numerics.py)."""
 from __future__ import annotations
 
 from ...tensor import Tensor
 from .._op import Op
-from ._numerics import _back, _raw
-from ._series import zeta_array
+from ._numerics import _back, _raw, zeta_array
 from .incomplete_gamma import _derivative_missing, _float_result, _out
 
 

@@ -1,5 +1,5 @@
 """The regularised incomplete gamma functions of ``gpugrad.special``: igamma / gammainc and
-igammac / gammaincc (numerics: _series.py).
+igammac / gammaincc (numerics: _numerics.py).
 """
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from ..._exports import export
 from ..._promotion import result_type
 from ...tensor import Tensor
 from .._op import Op
-from ._numerics import lgamma_array
-from ._series import igamma_array, igammac_array
+from ._numerics import igamma_array, igammac_array, lgamma_array
 from .gamma import _array_or_op, lgamma
 from .polynomials import not_implemented
 
