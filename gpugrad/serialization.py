@@ -205,15 +205,17 @@ def save(obj, f, *, format=None) -> None:
     ``format`` (gpugrad's own keyword): ``"safetensors"`` (also chosen by a path ending in
     ``.safetensors``) writes a safetensors file, which holds a flat ``{name: tensor}`` dict
     only; ``"torch"`` writes PyTorch's zip format, which ``torch.load(weights_only=True)``
-    reads: tensors, dicts, lists, tuples and plain values only."""
+    reads: tensors, dicts, lists, tuples and plain values only. A path ending in ``.pt`` or
+    ``.pth`` is written in PyTorch's format when the object fits it, in gpugrad's otherwise."""
     fmt = _format(f, format)
     if fmt == "safetensors":
         from ._serialization_safetensors import encode
         data = encode(obj)
         write = lambda fh: fh.write(data)
-    elif fmt == "torch":
+    elif fmt == "torch" or (fmt is None and _torch_name(f)
+                            and (torch_zip := _as_torch_zip(obj)) is not None):
         from ._serialization_torch import encode_torch_zip, write_torch_zip
-        pickled, storages = encode_torch_zip(obj)
+        pickled, storages = encode_torch_zip(obj) if fmt == "torch" else torch_zip
         write = lambda fh: write_torch_zip(fh, pickled, storages)
     else:
         w = _Writer()
@@ -225,6 +227,23 @@ def save(obj, f, *, format=None) -> None:
         _save_to_path(os.fspath(f), write)
     else:
         write(f)
+
+
+def _torch_name(f) -> bool:
+    """A path named as PyTorch's checkpoints are (``.pt``, ``.pth``): saved in PyTorch's
+    layout when the object fits it, so ``torch.load`` opens what the name promises."""
+    return isinstance(f, (str, os.PathLike)) and os.fspath(f).lower().endswith((".pt", ".pth"))
+
+
+def _as_torch_zip(obj):
+    """``obj`` encoded in PyTorch's layout, or None when that layout cannot hold it (numpy
+    arrays, sets, bytes, complex numbers, whole pickled objects: gpugrad's own format holds
+    those)."""
+    from ._serialization_torch import encode_torch_zip
+    try:
+        return encode_torch_zip(obj)
+    except TypeError:
+        return None
 
 
 def _format(f, format):

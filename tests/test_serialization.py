@@ -497,3 +497,26 @@ def test_a_failed_save_keeps_the_old_file_and_leaves_no_temp_file(tmp_path, monk
     assert path.read_bytes() == before
     monkeypatch.undo()
     assert gpugrad.load(path)["w"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_bit_flips_in_a_default_pt_checkpoint_load_the_same_values_or_raise(tmp_path):
+    """A .pt path is written in PyTorch's layout (when the object fits): its reader keeps the
+    guarantee of gpugrad's own format. Every 5th bit of the file is flipped in turn."""
+    sd = {"w": gpugrad.arange(6.0).reshape(2, 3), "b": gpugrad.tensor([1, 2])}
+    path = tmp_path / "ck.pt"
+    gpugrad.save(sd, path)
+    data = path.read_bytes()
+    assert data[:2] == b"PK"
+    bad = tmp_path / "bad.pt"
+    for bit in range(0, len(data) * 8, 5):
+        flipped = bytearray(data)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        bad.write_bytes(bytes(flipped))
+        try:
+            out = gpugrad.load(bad)
+        except SerializationError as e:
+            assert str(bad) in str(e)
+            continue
+        assert sorted(out) == ["b", "w"], bit
+        for k in sd:
+            assert out[k].dtype == sd[k].dtype and out[k].tolist() == sd[k].tolist(), bit

@@ -100,3 +100,27 @@ def test_what_a_weights_only_checkpoint_cannot_hold_is_refused(tmp_path):
                                         "object of type Linear"):
         gpugrad.save({"m": nn.Linear(2, 2)}, tmp_path / "m.pt", format="torch")
     assert not (tmp_path / "m.pt").exists()
+
+
+@pytest.mark.parametrize("name", ["model.pt", "model.pth"])
+def test_a_pt_or_pth_path_is_saved_in_pytorchs_layout_by_default(tmp_path, name):
+    """The name promises PyTorch's checkpoint: torch.load opens it without format=."""
+    gpugrad.manual_seed(0)
+    net = nn.Linear(3, 2)
+    path = tmp_path / name
+    gpugrad.save(net.state_dict(), path)
+    assert zipfile.ZipFile(path).namelist()[0] == "archive/data.pkl"
+    back = torch.load(path, weights_only=True)
+    for key, value in net.state_dict().items():
+        np.testing.assert_array_equal(back[key].numpy(), value.numpy())
+    loaded = gpugrad.load(path)
+    assert list(loaded) == ["weight", "bias"]
+
+
+def test_what_pytorchs_layout_cannot_hold_falls_back_to_gpugrads_format(tmp_path):
+    path = tmp_path / "mixed.pt"
+    obj = {"x": gpugrad.ones(2), "tags": {"a", "b"}, "raw": np.arange(3)}
+    gpugrad.save(obj, path)
+    assert "archive/data.pkl" not in zipfile.ZipFile(path).namelist()
+    back = gpugrad.load(path)
+    assert back["tags"] == {"a", "b"} and back["raw"].tolist() == [0, 1, 2]
