@@ -162,8 +162,8 @@ class _Global:
 
 
 class _StorageRef:
-    def __init__(self, key, kind, numel):
-        self.key, self.kind, self.numel = key, kind, numel
+    def __init__(self, key, kind, numel, location="cpu"):
+        self.key, self.kind, self.numel, self.location = key, kind, numel, location
 
 
 class _Pickler(pickle._Pickler):
@@ -190,7 +190,7 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
-            return ("storage", _Global("torch", obj.kind), obj.key, "cpu", obj.numel)
+            return ("storage", _Global("torch", obj.kind), obj.key, obj.location, obj.numel)
         return None
 
     def reducer_override(self, obj):
@@ -244,7 +244,9 @@ class _Pickler(pickle._Pickler):
     def _add(self, a):
         key = str(len(self.storages))
         self.storages[key] = _host(a).reshape(-1)
-        return _StorageRef(key, _STORAGE_NAMES[a.dtype], a.size)
+        # where the storage lived, as PyTorch records it ("cuda:0"): load puts it back there
+        where = "cpu" if isinstance(a, np.ndarray) else f"cuda:{a.device.id}"
+        return _StorageRef(key, _STORAGE_NAMES[a.dtype], a.size, where)
 
 
 def encode_torch_zip(obj):
