@@ -221,7 +221,7 @@ def __getattr__(name):
     import importlib
     if name in ("nn", "optim", "cuda", "utils", "viz", "kernels", "datasets", "func",
                 "distributions", "amp", "profiler", "backends", "accelerator", "onnx",
-                "distributed", "version"):
+                "distributed", "version", "serialization"):
         return importlib.import_module(f"gpugrad.{name}")
     if name in _NN_FUNCTIONS:   # torch.selu, torch.cosine_similarity ... are nn.functional's
         return getattr(importlib.import_module("gpugrad.nn.functional"), name)

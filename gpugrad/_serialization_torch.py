@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _backend
 from .nn.parameter import Parameter
+from ._weights_only import allowed, refusal
 from .serialization import SerializationError, _address, _host, strided
 from .tensor import Size, Tensor
 
@@ -97,9 +98,9 @@ for _name in ("set", "frozenset", "complex", "slice", "bytearray", "int", "float
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, fh, archive, prefix, placer, byteorder):
+    def __init__(self, fh, archive, prefix, placer, byteorder, moved=None):
         super().__init__(fh)
-        self.archive, self.prefix, self.placer = archive, prefix, placer
+        self.archive, self.prefix, self.placer, self.moved = archive, prefix, placer, moved
         self.byteorder, self.storages = byteorder, {}
 
     def find_class(self, module, name):
@@ -110,10 +111,10 @@ class _Unpickler(pickle.Unpickler):
             return _StorageType(_dtype(_STORAGE_DTYPES[name]))
         if module == "torch" and name in _DTYPES:
             return _dtype(name)
-        raise TorchCheckpointError(
-            f"Weights only load failed: unsupported global {module}.{name}. gpugrad reads "
-            "the tensors, state dicts and plain values of a PyTorch checkpoint, not other "
-            "pickled objects (unpickling them could run arbitrary code).")
+        found = allowed(module, name, self.moved)   # listed with add_safe_globals
+        if found is None:
+            raise TorchCheckpointError(refusal(module, name))
+        return found
 
     def persistent_load(self, pid):
         if not (isinstance(pid, tuple) and pid and pid[0] == "storage"):
@@ -129,7 +130,7 @@ class _Unpickler(pickle.Unpickler):
         return got
 
 
-def load_torch_zip(archive, name, placer):
+def load_torch_zip(archive, name, placer, moved=None):
     """The object in PyTorch checkpoint ``archive`` (an open ``zipfile.ZipFile``);
     ``placer(saved_location)(host_array)`` puts each storage on its device."""
     pkl = next(n for n in archive.namelist() if n.endswith("data.pkl"))
@@ -138,7 +139,7 @@ def load_torch_zip(archive, name, placer):
     big = order in archive.namelist() and archive.read(order).strip() == b"big"
     with archive.open(pkl) as fh:
         try:
-            return _Unpickler(fh, archive, prefix, placer, ">" if big else "<").load()
+            return _Unpickler(fh, archive, prefix, placer, ">" if big else "<", moved).load()
         except TorchCheckpointError as e:
             raise TorchCheckpointError(f"gpugrad.load: '{name}' looks like a PyTorch checkpoint "
                                        f"that holds more than tensors and plain values: {e}") \

@@ -8,11 +8,14 @@ tensors, numpy arrays, numbers, strings, bytes, booleans, None, dtypes, devices 
 
 ``load`` also reads a checkpoint written by PyTorch's ``torch.save`` (its zip format), with a
 restricted unpickler that, like ``torch.load(weights_only=True)``, builds only tensors,
-containers and plain values (``_serialization_torch``).
+containers, plain values and the globals listed with ``add_safe_globals``
+(``_serialization_torch``).
 
 Anything else (a whole ``nn.Module``, an object of the user's class) is pickled into a member of
-its own, as PyTorch pickles it, and, as in PyTorch since 2.6, ``load`` unpickles it only when
-asked with ``weights_only=False`` (unpickling can run code). Tensors inside a pickled object
+its own, as PyTorch pickles it, and, as in PyTorch since 2.6, ``load`` builds it only from
+tensors, containers and the globals listed with ``add_safe_globals`` / ``safe_globals``
+(``_weights_only``), or from anything when asked with ``weights_only=False`` (unpickling can
+run code). Tensors inside a pickled object
 come back on the CPU, or on ``map_location``'s device when it names one.
 
 A file is read as untrusted: every dtype it names must be numeric, each member is read whole
@@ -36,13 +39,17 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _backend
+from ._weights_only import (add_safe_globals, clear_safe_globals, get_safe_globals,
+                            resolve_weights_only, safe_globals)
+from ._weights_only import loads as _loads_weights_only
 from .tensor import Size, Tensor
 
 MANIFEST = "gpugrad.json"
 FORMAT = "gpugrad.save"
 VERSION = 2   # 2: storages shared by views; sets, bytes, complex numbers, dtypes, devices, sizes
 
-__all__ = ["save", "load", "SerializationError"]
+__all__ = ["save", "load", "SerializationError", "add_safe_globals", "safe_globals",
+           "get_safe_globals", "clear_safe_globals"]
 
 
 # Where classes that older gpugrad versions pickled now live: a whole Module saved before a file
@@ -318,12 +325,15 @@ def _write(fh, arrays, manifest):
 
 
 # -- load ---------------------------------------------------------------------------------------
-def load(f, map_location=None, weights_only=True, *, format=None, **_ignored):
+def load(f, map_location=None, weights_only=None, *, format=None, **_ignored):
     """Read what ``save`` (or PyTorch's ``torch.save``) wrote. ``map_location``: None (each
     tensor on its saved device), a device or string (everything there), a dict {saved device:
     new device}, or ``fn(storage, saved_location)`` returning a storage on the device to use
     (or None for the saved device). A safetensors file is recognised by its content (or
-    ``format="safetensors"``, or its ``.safetensors`` name) and loads as a dict of tensors."""
+    ``format="safetensors"``, or its ``.safetensors`` name) and loads as a dict of tensors.
+    ``weights_only``: None (the default) is True unless ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` is
+    set; ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` makes it True always, as in PyTorch."""
+    weights_only = resolve_weights_only(weights_only)
     if map_location is not None and not (isinstance(map_location, (str, dict, _backend.device))
                                          or callable(map_location)):
         raise TypeError("gpugrad.load: map_location must be None, a device, a string, a dict or "
@@ -346,7 +356,8 @@ def load(f, map_location=None, weights_only=True, *, format=None, **_ignored):
             if MANIFEST not in names:
                 if any(n.endswith("data.pkl") for n in names):
                     from ._serialization_torch import load_torch_zip
-                    return load_torch_zip(z, name, lambda loc: _placer(loc, map_location))
+                    return load_torch_zip(z, name, lambda loc: _placer(loc, map_location),
+                                          moved=_MOVED)
                 raise SerializationError(_foreign(name, f"it has no {MANIFEST} manifest"))
         with zipfile.ZipFile(data) as z:
             npz = _Members(z, name)
@@ -493,14 +504,8 @@ class _Reader:
         return self.npz[name]
 
     def _unpickle(self, v):
-        if self.weights_only is not False:   # None is the default, as in PyTorch: safe
-            raise pickle.UnpicklingError(
-                f"Weights only load failed: the file holds a pickled object of type "
-                f"{v.get('type', '?')} (gpugrad.save pickles what is not a state dict). "
-                "Re-running gpugrad.load with weights_only=False will load it, but unpickling "
-                "can run arbitrary code: do it only if you got the file from a trusted source. "
-                "Saving model.state_dict() instead avoids the question.")
-        obj = _loads(self._member(v["pickle"]).tobytes())
+        data = self._member(v["pickle"]).tobytes()
+        obj = _loads_weights_only(data, _MOVED) if self.weights_only else _loads(data)
         if isinstance(self.map_location, (str, _backend.device)) and hasattr(obj, "to"):
             obj = obj.to(_backend.device(self.map_location))
         return obj
