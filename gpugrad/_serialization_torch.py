@@ -27,8 +27,8 @@ import zipfile
 import numpy as np
 
 from . import _backend
-from .nn.parameter import Parameter
 from ._weights_only import allowed, refusal
+from .nn.parameter import Parameter
 from .serialization import SerializationError, _address, _host, strided
 from .tensor import Size, Tensor
 

@@ -124,8 +124,8 @@ def _defaults() -> dict:
     """What a pickled gpugrad model is built from, allowed without a list, as PyTorch allows its
     tensor rebuilders and containers: tensors, parameters (numeric arrays only), containers and
     plain values. No global here runs code of the file's choosing."""
-    from .nn.modules.module import _Registry   # layering: the class a pickled Module holds
-    from .nn.parameter import _rebuild_parameter   # layering: a pickled Parameter's rebuilder
+    from .nn.modules.module import _Registry  # layering: the class a pickled Module holds
+    from .nn.parameter import _rebuild_parameter  # layering: a pickled Parameter's rebuilder
     from .tensor import _rebuild
     found = {
         "gpugrad.tensor._rebuild": _rebuild,

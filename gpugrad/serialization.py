@@ -39,8 +39,13 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _backend
-from ._weights_only import (add_safe_globals, clear_safe_globals, get_safe_globals,
-                            resolve_weights_only, safe_globals)
+from ._weights_only import (
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    resolve_weights_only,
+    safe_globals,
+)
 from ._weights_only import loads as _loads_weights_only
 from .tensor import Size, Tensor
 
