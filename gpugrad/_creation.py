@@ -631,7 +631,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if replacement:   # inverse CDF: how many cumulative weights lie at or below u
         cdf = xp.cumsum(rows, axis=1, dtype=np.float64)
         u = rng.random((rows.shape[0], num_samples)) * cdf[:, -1:]
-        out = (cdf[:, None, :] <= u[:, :, None]).sum(axis=2)
+        # a binary search per row: memory of the draws, not draws x categories
+        out = xp.stack([xp.searchsorted(c, v, side="right") for c, v in zip(cdf, u)])
         out = xp.minimum(out, rows.shape[1] - 1)
     else:             # Gumbel top-k: the k largest log w + Gumbel noise, a draw without return
         with np.errstate(divide="ignore"):
