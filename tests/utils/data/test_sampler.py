@@ -133,3 +133,27 @@ def test_an_infinite_weighted_sampler_draws_as_it_goes():
     whole = gpugrad.multinomial(gpugrad.tensor([1.0, 3.0], dtype=gpugrad.float64), 5000, True,
                                 generator=gen(0))
     assert first == whole.tolist()   # chunked draws: the same stream as one call
+
+
+def test_a_gpt_style_loop_over_an_infinite_loader():
+    torch = gpugrad   # written as a PyTorch training script would be
+    torch.manual_seed(0)
+    tokens = torch.randint(16, (200,))
+    starts = torch.utils.data.TensorDataset(torch.arange(len(tokens) - 9))
+    sampler = torch.utils.data.RandomSampler(starts, replacement=True, num_samples=int(1e10))
+    loader = torch.utils.data.DataLoader(starts, batch_size=8, sampler=sampler)
+    model = torch.nn.Sequential(torch.nn.Embedding(16, 32), torch.nn.Linear(32, 16))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for step, (start,) in zip(range(30), loader):
+        if step % 2:   # every other batch drawn as nanoGPT draws it: randint(high, size)
+            start = torch.randint(len(tokens) - 9, (8,))
+        i = start[:, None] + torch.arange(8)
+        x, y = tokens[i], tokens[i + 1]
+        loss = torch.nn.functional.cross_entropy(model(x).view(-1, 16), y.view(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert len(losses) == 30 and all(np.isfinite(losses))
+    assert np.mean(losses[-5:]) < np.mean(losses[:5])   # it learns the token frequencies
