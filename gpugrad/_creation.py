@@ -579,19 +579,22 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
     d = as_dtype(dtype) or int64
-    if d.kind in "iu":
-        info = np.iinfo(d)
+    if d.kind in "iub":
+        lo, hi = (0, 1) if d.kind == "b" else (np.iinfo(d).min, np.iinfo(d).max)
         for what, v in (("from", low), ("to - 1", high - 1)):
-            if not info.min <= v <= info.max:
+            if not lo <= v <= hi:
                 raise RuntimeError(f"{what} is out of bounds for {_C_NAMES[d.name]}")
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"randint(): argument 'generator' must be torch.Generator, not "
+                        f"{type(generator).__name__}")
     gen = generator or default_generator
     return _finish(_backend.on_device(
         device, lambda xp: gen._rng(xp).integers(low, high, _size((size,)), dtype=np.int64)
         .astype(d, copy=False)), requires_grad)
 
 
-_C_NAMES = {"int8": "signed char", "uint8": "unsigned char", "int16": "short", "int32": "int",
-            "int64": "long"}   # as PyTorch's range errors name the dtypes
+_C_NAMES = {"bool": "bool", "int8": "signed char", "uint8": "unsigned char", "int16": "short",
+            "int32": "int", "int64": "long"}   # as PyTorch's range errors name the dtypes
 _truth = builtins.bool   # this module defines ``bool`` (the dtype)
 
 
@@ -631,7 +634,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if replacement:   # inverse CDF: how many cumulative weights lie at or below u
         cdf = xp.cumsum(rows, axis=1, dtype=np.float64)
         u = rng.random((rows.shape[0], num_samples)) * cdf[:, -1:]
-        out = (cdf[:, None, :] <= u[:, :, None]).sum(axis=2)
+        # a binary search per row: memory of the draws, not draws x categories
+        out = xp.stack([xp.searchsorted(c, v, side="right") for c, v in zip(cdf, u)])
         out = xp.minimum(out, rows.shape[1] - 1)
     else:             # Gumbel top-k: the k largest log w + Gumbel noise, a draw without return
         with np.errstate(divide="ignore"):

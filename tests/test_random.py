@@ -92,3 +92,47 @@ def test_random_fills_follow_the_generator(device):
     assert ints.dtype == gpugrad.int64 and set(to_numpy(ints).tolist()) == {0, 1, 2, 3, 4}
     with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to'"):
         gpugrad.empty(3, device=device).random_(5, 2)
+
+
+# -- randint's overloads, as PyTorch parses them --------------------------------------------------
+RANDINT_CALLS = [
+    "randint(5, (3,))", "randint(2, 5, (3,))", "randint(high=5, size=(3,))",
+    "randint(low=2, high=5, size=(3,))", "randint(5, size=(2, 2))", "randint(2, 5, size=[2])",
+    "randint(5, (3,), dtype=lib.float32)",
+    "randint(5, (4,), generator=g, dtype=lib.int32, device='cpu')",
+    "randint(high=7, size=(4,), generator=g)",
+]
+RANDINT_ERRORS = [
+    "randint(5)", "randint(high=5)", "randint(5, 3)", "randint(2.5, (3,))", "randint(5, 2, (3,))",
+    "randint(0, (3,))", "randint(5, (-1,))", "randint(300, (3,), dtype=lib.uint8)",
+    "randint(5, (3,), dtype=lib.bool)", "randint(5, (3,), foo=1)", "randint(5, (3,), generator=1)",
+    "randint(1, 2, 3, (3,))", "randint(5, (2,), requires_grad=True)",
+]
+
+
+@pytest.mark.parametrize("call", RANDINT_CALLS)
+def test_randint_overloads_match_torch(call):
+    torch = pytest.importorskip("torch")
+    shapes = {}
+    for lib in (torch, gpugrad):
+        g = lib.Generator().manual_seed(0)
+        r = eval(f"lib.{call}", {"lib": lib, "g": g})
+        shapes[lib] = (tuple(r.shape), str(r.dtype).removeprefix("torch."))
+        low, high = (2, 5) if "2, 5" in call or "low=2" in call else (0, 7 if "7" in call else 5)
+        assert all(low <= v < high for v in r.flatten().tolist())
+    assert shapes[torch] == shapes[gpugrad]
+    if "generator" in call:   # a seeded generator repeats its draws
+        g1, g2 = gpugrad.Generator().manual_seed(3), gpugrad.Generator().manual_seed(3)
+        assert (eval(f"lib.{call}", {"lib": gpugrad, "g": g1}).tolist()
+                == eval(f"lib.{call}", {"lib": gpugrad, "g": g2}).tolist())
+
+
+@pytest.mark.parametrize("call", RANDINT_ERRORS)
+def test_randint_errors_match_torch(call):
+    torch = pytest.importorskip("torch")
+    raised = {}
+    for lib in (torch, gpugrad):
+        with pytest.raises(Exception) as e:
+            eval(f"lib.{call}", {"lib": lib})
+        raised[lib] = e.type
+    assert raised[gpugrad] is raised[torch]

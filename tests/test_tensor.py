@@ -64,6 +64,17 @@ def test_complex_queries_on_real_tensors(device):
         gpugrad.zeros(2).mH
 
 
+def test_device_predicates_as_torch_names_them(device):
+    torch = pytest.importorskip("torch")
+    x = tensor([1.0, 2.0], device)
+    names = [n for n in dir(torch.zeros(1)) if n.startswith("is_")
+             and not callable(getattr(torch.zeros(1), n))]
+    assert {"is_xpu", "is_mps", "is_mtia", "is_meta", "is_cpu", "is_cuda"} <= set(names)
+    for name in names:   # every property PyTorch answers, answered (a bool, not a method)
+        assert getattr(x, name) is (name == "is_leaf" or name == f"is_{x.device.type}"), name
+    assert gpugrad.backends.mps.is_available() is False is gpugrad.backends.mps.is_built()
+
+
 def test_mh_is_differentiable(device, rng):
     x = _leaf(rng, (2, 3), device)
     _check_grads(lambda a: a.mH * 1.0, x)

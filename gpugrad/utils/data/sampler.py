@@ -39,11 +39,27 @@ def _check_num_samples(num_samples):
                          f"num_samples={num_samples}")
 
 
+_CHUNK = 32   # PyTorch's RandomSampler draws ``randint(high=n, size=(32,))`` at a time
+
+
+# each multinomial call checks and sums all the weights: larger chunks keep that cost small
+_WEIGHTED_CHUNK = 4096
+
+
+def _chunks(total, chunk=_CHUNK):
+    """Sizes of the lazy draws that make up ``total`` samples: full chunks, then the rest."""
+    yield from itertools.repeat(chunk, total // chunk)
+    if total % chunk:
+        yield total % chunk
+
+
 class RandomSampler(Sampler):
     """A fresh permutation each epoch (or, with ``replacement``, ``num_samples`` independent
     draws), from ``generator`` (default: the global one, so ``gpugrad.manual_seed`` makes the
     order reproducible). Without replacement, ``num_samples > len(data_source)`` chains
-    permutations and cuts the last one short."""
+    permutations and cuts the last one short. Draws are made as iteration reaches them (chunks
+    of 32 with replacement, one permutation at a time without), as PyTorch's are, so
+    ``num_samples=int(1e10)`` (an "infinite" loader) costs no more memory than 100."""
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         if not isinstance(replacement, bool):
@@ -63,7 +79,8 @@ class RandomSampler(Sampler):
     def __iter__(self):
         n, gen = len(self.data_source), self.generator or default_generator
         if self.replacement:
-            yield from randint(0, n, (self.num_samples,), generator=gen).tolist()
+            for size in _chunks(self.num_samples):
+                yield from randint(high=n, size=(size,), generator=gen).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from self.permutation().tolist()
@@ -105,8 +122,12 @@ class WeightedRandomSampler(Sampler):
         self.replacement, self.generator = replacement, generator
 
     def __iter__(self):
-        yield from multinomial(self.weights, self.num_samples, self.replacement,
-                               generator=self.generator).tolist()
+        if not self.replacement:   # at most len(weights) draws: one call
+            yield from multinomial(self.weights, self.num_samples, False,
+                                   generator=self.generator).tolist()
+            return
+        for size in _chunks(self.num_samples, _WEIGHTED_CHUNK):   # memory: one chunk
+            yield from multinomial(self.weights, size, True, generator=self.generator).tolist()
 
     def __len__(self):
         return self.num_samples

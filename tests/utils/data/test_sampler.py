@@ -2,18 +2,23 @@
 weighted and batch samplers, with PyTorch's messages."""
 from __future__ import annotations
 
+import itertools
+import time
+import tracemalloc
+
 import numpy as np
 import pytest
 
 import gpugrad
 from gpugrad.utils.data import (
     BatchSampler,
+    DataLoader,
     RandomSampler,
     SequentialSampler,
     SubsetRandomSampler,
     WeightedRandomSampler,
 )
-from tests.utils.data._datasets import Range, gen, perm
+from tests.utils.data._datasets import Range, gen, pairs, perm
 
 
 def test_subset_random_sampler_permutes_its_indices():
@@ -89,3 +94,66 @@ def test_batch_sampler():
     with pytest.raises(ValueError, match="^batch_size should be a positive integer value, but got "
                                          "batch_size=0$"):
         BatchSampler(range(3), 0, False)
+
+
+def test_an_infinite_random_sampler_draws_as_it_goes():
+    # the "infinite loader" idiom: memory and time must not depend on num_samples
+    ds, big = pairs(10), int(1e10)
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        sampler = RandomSampler(ds, replacement=True, num_samples=big, generator=gen(0))
+        (x, y), = [next(iter(DataLoader(ds, batch_size=4, sampler=sampler)))]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20 and time.perf_counter() - start < 5
+    assert len(sampler) == big and tuple(x.shape) == (4, 2)
+    fresh = RandomSampler(ds, replacement=True, num_samples=big, generator=gen(0))
+    first = list(itertools.islice(fresh, 100))
+    assert y.tolist() == first[:4] and all(0 <= i < 10 for i in first)
+    again = RandomSampler(ds, replacement=True, num_samples=big, generator=gen(0))
+    assert list(itertools.islice(again, 100)) == first
+    # chunks of 32 read the generator's stream as one draw of the same length would
+    small = list(RandomSampler(ds, replacement=True, num_samples=100, generator=gen(0)))
+    assert small == first == gpugrad.randint(10, (100,), generator=gen(0)).tolist()
+
+
+def test_an_infinite_weighted_sampler_draws_as_it_goes():
+    big = int(1e10)
+    tracemalloc.start()
+    try:
+        s = WeightedRandomSampler([1.0, 3.0], big, generator=gen(0))
+        first = list(itertools.islice(s, 5000))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20 and len(s) == big and set(first) == {0, 1}
+    assert first == list(WeightedRandomSampler([1.0, 3.0], 5000, generator=gen(0)))
+    whole = gpugrad.multinomial(gpugrad.tensor([1.0, 3.0], dtype=gpugrad.float64), 5000, True,
+                                generator=gen(0))
+    assert first == whole.tolist()   # chunked draws: the same stream as one call
+
+
+def test_a_gpt_style_loop_over_an_infinite_loader():
+    torch = gpugrad   # written as a PyTorch training script would be
+    torch.manual_seed(0)
+    tokens = torch.randint(16, (200,))
+    starts = torch.utils.data.TensorDataset(torch.arange(len(tokens) - 9))
+    sampler = torch.utils.data.RandomSampler(starts, replacement=True, num_samples=int(1e10))
+    loader = torch.utils.data.DataLoader(starts, batch_size=8, sampler=sampler)
+    model = torch.nn.Sequential(torch.nn.Embedding(16, 32), torch.nn.Linear(32, 16))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for step, (start,) in zip(range(30), loader):
+        if step % 2:   # every other batch drawn as nanoGPT draws it: randint(high, size)
+            start = torch.randint(len(tokens) - 9, (8,))
+        i = start[:, None] + torch.arange(8)
+        x, y = tokens[i], tokens[i + 1]
+        loss = torch.nn.functional.cross_entropy(model(x).view(-1, 16), y.view(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert len(losses) == 30 and all(np.isfinite(losses))
+    assert np.mean(losses[-5:]) < np.mean(losses[:5])   # it learns the token frequencies
