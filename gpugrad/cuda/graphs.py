@@ -214,6 +214,7 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
     runs while it is in the training mode it was captured in, its own forward otherwise."""
     from .. import autograd  # layering: the graphed callables are autograd Functions
     from ..nn import Module  # layering: a module's parameters are inputs of its graphs
+    from ..tensor import Tensor  # layering: cuda sits below the tensor in import order
     single = not isinstance(callables, tuple)
     if single:
         callables, sample_args = (callables,), (sample_args,)
@@ -221,7 +222,7 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
     results = []
     for fn, args in zip(callables, sample_args):
         args = tuple(args)
-        if not all(isinstance(a, _tensor_type()) for a in args):
+        if not all(isinstance(a, Tensor) for a in args):
             raise TypeError("In the beta API, sample_args for each callable must contain only "
                             "Tensors. Other types are not allowed.")
         params = tuple(fn.parameters()) if isinstance(fn, Module) else ()
@@ -233,15 +234,10 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
     return results[0] if single else tuple(results)
 
 
-def _tensor_type():
-    from ..tensor import Tensor  # layering: cuda sits below the tensor in import order
-    return Tensor
-
-
 def _graph_one(autograd, fn, args, params, is_module, warmups, allow_unused, handle):
     """Capture ``fn``'s forward and backward; return the graphed callable (the module, its
     forward replaced, for a module)."""
-    from ..autograd.grad_mode import no_grad  # layering: as above
+    no_grad = autograd.no_grad
     inputs = args + params
     wants = tuple(t for t in inputs if t.requires_grad)
     side = Stream()
@@ -266,13 +262,12 @@ def _graph_one(autograd, fn, args, params, is_module, warmups, allow_unused, han
         static_grads = autograd.grad(live, wants, static_grad_out, allow_unused=allow_unused) \
             if live and wants else ()
     static_grads = dict(zip(map(id, wants), static_grads))
-    static_args = args
 
     class Graphed(autograd.Function):
         @staticmethod
         def forward(ctx, *given):
             with no_grad():
-                for mine, new in zip(static_args, given[:len(static_args)]):
+                for mine, new in zip(args, given[:len(args)]):
                     if mine is not new:
                         mine.copy_(new)
             fwd.replay()
