@@ -90,7 +90,7 @@ def get_autocast_dtype(device_type):
     if d is not None:
         return d
     d = _DEFAULT.get(device_type, np.dtype(np.float16))
-    return np.dtype(np.float16) if d.__class__ is not np.dtype else d
+    return d if isinstance(d, np.dtype) else np.dtype(np.float16)
 
 
 def custom_fwd(fwd=None, *, device_type="cuda", cast_inputs=None):

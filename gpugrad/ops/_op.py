@@ -281,7 +281,8 @@ class Op(Node):
             originals = arrays
             arrays = [a.astype(COMPUTE) if getattr(a, "dtype", None) == BF16 else a
                       for a in arrays]
-        elif first is not None and first.dtype is BF16 and cls.upcasts and BF16 is not None:
+        elif cls.upcasts and BF16 is not None and any(
+                getattr(a, "dtype", None) is BF16 for a in arrays if a.__class__ is np.ndarray):
             return lowp_apply(cls, args, kw)
         op = cls.__new__(cls)
         try:
@@ -501,7 +502,10 @@ def _up(a):
 
 
 def _round(y):
-    return y.astype(BF16) if getattr(y, "dtype", None) == COMPUTE else y
+    """A floating output as bfloat16 (float64 too: a 0-d float64 tensor times bfloat16 is
+    bfloat16, as in PyTorch); integer and bool outputs (argmax, comparisons) stay."""
+    return y.astype(BF16) if getattr(y, "dtype", None) is not None and y.dtype.kind == "f" \
+        else y
 
 
 def _in_meta(arrays, y):
