@@ -55,7 +55,9 @@ class autocast:
                                                      and self.fast_dtype != np.float16):
             name, kinds = (("CUDA", "gpugrad.float16 in gpugrad (CuPy has no bfloat16)")
                            if device_type == "cuda" else
-                           ("CPU", "gpugrad.bfloat16 and gpugrad.float16"))
+                           ("CPU", "gpugrad.bfloat16 and gpugrad.float16" if BF16 is not None
+                            else "gpugrad.float16 (bfloat16 needs ml_dtypes: pip install "
+                                 "ml_dtypes)"))
             warnings.warn(f"In {name} autocast, but the target dtype is not supported. "
                           f"Disabling autocast.\n{name} Autocast only supports dtype of "
                           f"{kinds} (got {self.fast_dtype}).", stacklevel=2)

@@ -34,7 +34,7 @@ def _to(self, *args, **kwargs):
     if not kwargs.get("copy") and (dtype is None or dtype == self._data.dtype) and (
             dev is None or dev == self.device):
         return self
-    if dev is not None or dtype is not None:   # bfloat16 never goes to CUDA
+    if (dtype or self._data.dtype).kind == "V":   # bfloat16 never goes to CUDA
         _bfloat16.check_device(dtype or self._data.dtype, (dev or self.device).type)
     if dtype is not None and not _bfloat16.is_inexact(np.dtype(dtype)) and self._rg:
         from ..autograd.grad_mode import no_grad
