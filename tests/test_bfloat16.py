@@ -219,6 +219,18 @@ def test_op_values_and_gradients_match_pytorch_in_bfloat16(name):
         assert_close(m.grad, t.grad, rtol=2 ** -6)
 
 
+def test_double_backward_through_bfloat16():
+    # under create_graph the backward's own ops compute (and round) as any bfloat16 op does
+    for f in (lambda m, a: (a * a * a).sum(), lambda m, a: m.nn.functional.gelu(a).sum()):
+        mine, theirs = _pair((8,), 4)
+        (gm,) = gpugrad.autograd.grad(f(gpugrad, mine), mine, create_graph=True)
+        (gt,) = torch.autograd.grad(f(torch, theirs), theirs, create_graph=True)
+        assert_close(gm, gt)
+        (hm,) = gpugrad.autograd.grad(gm.sum(), mine)
+        (ht,) = torch.autograd.grad(gt.sum(), theirs)
+        assert_close(hm, ht, rtol=2 ** -5)
+
+
 def test_sums_accumulate_in_float32_as_pytorch():
     # numpy's bfloat16 sum would stop at 256 (256 + 1 rounds back to 256)
     mine = gpugrad.ones(1000, dtype=BF16)

@@ -487,7 +487,9 @@ def lowp_apply(cls, args, kw):
         base_run = cls._run
 
         def _run(self, grads, create_graph):
-            return base_run(self, [_up(g) for g in grads], create_graph)
+            if create_graph:   # tensors: the backward's own ops compute them in float32
+                return base_run(self, grads, True)
+            return base_run(self, [_up(g) for g in grads], False)
         sub = _LOWP[cls] = type(cls)(cls.__name__, (cls,), {
             "__slots__": (), "_run": _run, "__doc__": cls.__doc__,
             "__module__": cls.__module__, "__qualname__": cls.__qualname__})
