@@ -579,14 +579,33 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False):
                  requires_grad=requires_grad)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+_NO = object()   # an argument not given
+
+
+def randint(*args, low=_NO, high=_NO, size=_NO, generator=None, dtype=None, device=None,
             requires_grad=False):
-    if size is None and isinstance(high, (tuple, list)):   # randint(high, size)
-        low, high, size = 0, low, high
-    elif high is None:
-        low, high = 0, low
-    if size is None:
+    """PyTorch's two overloads: ``randint(high, size)`` and ``randint(low, high, size)``, each
+    argument by position or keyword (``low`` alone, without ``high``, matches neither)."""
+    if len(args) > 3:
+        raise TypeError(f"randint() takes from 2 to 3 positional arguments but {len(args)} were "
+                        f"given")
+    given = {"low": low, "high": high, "size": size}
+    with_low = (low is not _NO or len(args) == 3 or (len(args) == 2 and size is not _NO)
+                or (args and high is not _NO))
+    names = (("low", "high", "size") if with_low else ("high", "size"))[:len(args)]
+    for name, value in zip(names, args):
+        if given[name] is not _NO:
+            raise TypeError(f"randint() got multiple values for argument '{name}'")
+        given[name] = value
+    low, high, size = given["low"], given["high"], given["size"]
+    if high is _NO:
+        raise TypeError('randint() missing 2 required positional argument: "high", "size"')
+    if size is _NO or size is None:
         raise TypeError("randint() missing required argument 'size'")
+    if not isinstance(size, (tuple, list)):   # randint(5, 3): PyTorch matches no overload
+        raise TypeError(f"randint() received an invalid combination of arguments: size must be "
+                        f"a tuple of ints, not {type(size).__name__}")
+    low = 0 if low is _NO else low
     low, high = expect_int(low, "randint", "low"), expect_int(high, "randint", "high")
     check_size("randint", (size,))
     if low >= high:

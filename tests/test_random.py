@@ -106,7 +106,8 @@ RANDINT_ERRORS = [
     "randint(5)", "randint(high=5)", "randint(5, 3)", "randint(2.5, (3,))", "randint(5, 2, (3,))",
     "randint(0, (3,))", "randint(5, (-1,))", "randint(300, (3,), dtype=lib.uint8)",
     "randint(5, (3,), dtype=lib.bool)", "randint(5, (3,), foo=1)", "randint(5, (3,), generator=1)",
-    "randint(1, 2, 3, (3,))", "randint(5, (2,), requires_grad=True)",
+    "randint(1, 2, 3, (3,))", "randint(5, (2,), requires_grad=True)", "randint(low=2, size=(3,))",
+    "randint(2, low=1, size=(3,))", "randint(2, 5, (3,), low=1)",
 ]
 
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..._creation import default_generator, multinomial, randint, randperm, tensor
+from ..._creation import Generator, default_generator, multinomial, randint, randperm, tensor
 from ...tensor import Tensor
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
@@ -55,8 +55,10 @@ def _chunks(total, chunk=_CHUNK):
 
 class RandomSampler(Sampler):
     """A fresh permutation each epoch (or, with ``replacement``, ``num_samples`` independent
-    draws), from ``generator`` (default: the global one, so ``gpugrad.manual_seed`` makes the
-    order reproducible). Without replacement, ``num_samples > len(data_source)`` chains
+    draws), from ``generator``; without one, as PyTorch, each epoch seeds a private generator
+    from one draw of the global one, so ``gpugrad.manual_seed`` makes the order reproducible and
+    an epoch takes one number from the global stream whatever the data set's size. Without
+    replacement, ``num_samples > len(data_source)`` chains
     permutations and cuts the last one short. Draws are made as iteration reaches them (chunks
     of 32 with replacement, one permutation at a time without), as PyTorch's are, so
     ``num_samples=int(1e10)`` (an "infinite" loader) costs no more memory than 100."""
@@ -73,18 +75,26 @@ class RandomSampler(Sampler):
     def num_samples(self):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
-    def permutation(self):
-        return randperm(len(self.data_source), generator=self.generator or default_generator)
+    def epoch_generator(self):
+        """The generator of one epoch: the sampler's own, or a private one seeded from the
+        global generator."""
+        if self.generator is not None:
+            return self.generator
+        seed = int(randint(0, 2 ** 63 - 1, (), generator=default_generator))
+        return Generator().manual_seed(seed)
+
+    def permutation(self, generator=None):
+        return randperm(len(self.data_source), generator=generator or self.epoch_generator())
 
     def __iter__(self):
-        n, gen = len(self.data_source), self.generator or default_generator
+        n, gen = len(self.data_source), self.epoch_generator()
         if self.replacement:
             for size in _chunks(self.num_samples):
                 yield from randint(high=n, size=(size,), generator=gen).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from self.permutation().tolist()
-        yield from self.permutation().tolist()[:self.num_samples % n]
+            yield from self.permutation(gen).tolist()
+        yield from self.permutation(gen).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples

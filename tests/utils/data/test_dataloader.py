@@ -91,8 +91,18 @@ def test_each_iterator_draws_a_base_seed_before_shuffling_as_in_pytorch():
         ours = DataLoader(ds, shuffle=True, generator=gen(0), collate_fn=(
             None if fast else lambda b: b[0]))
         assert [b[1].item() if fast else b for b in ours] == shuffled(8, 0)
+    # without a generator: the base seed from the global generator, then (PyTorch's
+    # RandomSampler) one more draw of it seeds the epoch's private generator
+    torch.manual_seed(4)
+    torch.empty((), dtype=torch.int64).random_()
+    seed = int(torch.empty((), dtype=torch.int64).random_())
+    torch.manual_seed(4)
+    assert [b.item() for b in torch.utils.data.DataLoader(range(8), shuffle=True)] == \
+        torch.randperm(8, generator=torch.Generator().manual_seed(seed)).tolist()
     gpugrad.manual_seed(4)
-    expect = shuffled(8, 4)           # without a generator: the default one, drawn alike
+    base_seed(gpugrad.default_generator)
+    seed = int(gpugrad.randint(0, 2 ** 63 - 1, ()))
+    expect = gpugrad.randperm(8, generator=gen(seed)).tolist()
     gpugrad.manual_seed(4)
     assert [b.item() for b in DataLoader(Range(8), shuffle=True)] == expect
 
