@@ -74,7 +74,8 @@ class Pending:
         self.done = False
 
     def test(self) -> bool:
-        if not self.done and mpi().Request.Testall(self.reqs):
+        if not self.done and (self.reqs[0].Test() if len(self.reqs) == 1
+                              else mpi().Request.Testall(self.reqs)):
             self._finish()
         return self.done
 

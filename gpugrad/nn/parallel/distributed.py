@@ -12,6 +12,7 @@ all, in order, and writes the averages back into ``.grad``."""
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 
 import numpy as np
@@ -165,6 +166,9 @@ class DistributedDataParallel(Module):
         self._pending = 0         # gradients still expected in this backward
         self._used = np.zeros(len(self._params), np.int32)
         self._finished = True
+        self._progress, self._stop = None, False
+        if not hasattr(self, "_lock"):
+            self._lock = threading.Lock()   # one thread at a time tests an MPI request
 
     def forward(self, *inputs, **kwargs):
         if not self._finished and self._pending < len(self._params):
@@ -209,21 +213,40 @@ class DistributedDataParallel(Module):
                 self._buckets[self._next].ready == len(self._buckets[self._next].params):
             self._start(self._buckets[self._next])
             self._next += 1
-        for prev in self._buckets[:self._next]:   # MPI progresses a collective when polled
-            if prev.work is not None and not prev.work.is_completed():
-                break
         if self._pending == 0:
             self._finalize()
 
     def _start(self, b):
         pg = self.process_group
-        b.work = Work(pg.comm.allreduce(b.flat, "sum"), pg, "DistributedDataParallel "
-                      f"all_reduce of bucket {b.index}")
+        with self._lock:
+            b.work = Work(pg.comm.allreduce(b.flat, "sum"), pg, "DistributedDataParallel "
+                          f"all_reduce of bucket {b.index}")
         b.work._seq = pg._seq = pg._seq + 1
+        if self._progress is None:
+            self._progress = threading.Thread(target=self._drive, daemon=True)
+            self._progress.start()
+
+    def _drive(self):
+        """MPI advances a nonblocking collective only inside an MPI call: this thread polls
+        the buckets in flight while backward computes (numpy's kernels release the GIL), so
+        their all-reduces progress behind it. It stops when finalize takes over."""
+        while not self._stop:
+            with self._lock:
+                busy = False
+                for b in self._buckets[:self._next]:
+                    if not b.work.is_completed():
+                        busy = True
+                        break
+            if not busy and self._next == len(self._buckets):
+                return
+            time.sleep(5e-5)
 
     def _finalize(self):
         pg = self.process_group
         t0 = time.perf_counter()
+        self._stop = True
+        if self._progress is not None:
+            self._progress.join()
         for b in self._buckets:
             b.work.wait()
         self.comm_stats["wait_s"] += time.perf_counter() - t0
