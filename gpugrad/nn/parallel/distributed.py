@@ -159,16 +159,18 @@ class DistributedDataParallel(Module):
 
     # -- one step ---------------------------------------------------------------------------------
     def _reset(self, sync):
-        self._sync = sync
-        for b in self._buckets:
-            b.ready, b.work = 0, None
-        self._next = 0            # the next bucket to start: buckets start in order on all ranks
-        self._pending = 0         # gradients still expected in this backward
-        self._used = np.zeros(len(self._params), np.int32)
-        self._finished = True
-        self._progress, self._stop = None, False
         if not hasattr(self, "_lock"):
             self._lock = threading.Lock()   # one thread at a time tests an MPI request
+            self._wake, self._progress = threading.Event(), None
+        with self._lock:
+            self._sync = sync
+            self._next = 0        # the next bucket to start: buckets start in order on all ranks
+            for b in self._buckets:
+                b.ready, b.work = 0, None
+            self._pending = 0     # gradients still expected in this backward
+            self._used = np.zeros(len(self._params), np.int32)
+            self._finished = True
+            self._stop = False
 
     def forward(self, *inputs, **kwargs):
         if not self._finished and self._pending < len(self._params):
@@ -178,8 +180,7 @@ class DistributedDataParallel(Module):
             if buffers:
                 self._broadcast(buffers)
         out = self.module(*inputs, **kwargs)
-        sync = is_grad_enabled() and self.require_backward_grad_sync \
-            and self.process_group.size() > 1
+        sync = is_grad_enabled() and self.require_backward_grad_sync
         self._reset(sync)
         if sync:
             self._finished = False
@@ -222,33 +223,36 @@ class DistributedDataParallel(Module):
             b.work = Work(pg.comm.allreduce(b.flat, "sum"), pg, "DistributedDataParallel "
                           f"all_reduce of bucket {b.index}")
         b.work._seq = pg._seq = pg._seq + 1
-        if self._progress is None:
-            self._progress = threading.Thread(target=self._drive, daemon=True)
-            self._progress.start()
+        if self._pending > 0:       # backward goes on: drive this bucket behind it
+            if self._progress is None:
+                self._progress = threading.Thread(target=self._drive, daemon=True)
+                self._progress.start()
+            self._wake.set()
 
     def _drive(self):
-        """MPI advances a nonblocking collective only inside an MPI call: this thread polls
-        the buckets in flight while backward computes (numpy's kernels release the GIL), so
-        their all-reduces progress behind it. It stops when finalize takes over."""
-        while not self._stop:
-            with self._lock:
-                busy = False
-                for b in self._buckets[:self._next]:
-                    if not b.work.is_completed():
-                        busy = True
+        """MPI advances a nonblocking collective only inside an MPI call: while backward
+        computes (numpy's kernels release the GIL), this thread polls the buckets in flight so
+        their all-reduces progress behind it. Woken when a bucket starts before the last
+        gradient; idle once finalize takes the lock."""
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            while True:
+                with self._lock:
+                    if self._stop:
                         break
-            if not busy and self._next == len(self._buckets):
-                return
-            time.sleep(5e-5)
+                    busy = any(not b.work.is_completed() for b in self._buckets[:self._next])
+                if not busy:
+                    break
+                time.sleep(5e-5)
 
     def _finalize(self):
         pg = self.process_group
         t0 = time.perf_counter()
-        self._stop = True
-        if self._progress is not None:
-            self._progress.join()
-        for b in self._buckets:
-            b.work.wait()
+        with self._lock:
+            self._stop = True
+            for b in self._buckets:
+                b.work.wait()
         self.comm_stats["wait_s"] += time.perf_counter() - t0
         self.comm_stats["steps"] += 1
         used = None
