@@ -30,19 +30,18 @@ CASES = {"default job (MLP 2-64-64-3, batch 64)": dict(width=64, depth=2, inputs
                                                   bucket_cap_mb=1)}
 
 
-def _median_pair(a, b, reps, barrier):
-    """Medians of ``a`` and ``b`` timed alternately (the machine's drift hits both alike)."""
-    ta, tb = [], []
-    for _ in range(reps):
-        barrier()
-        t = time.perf_counter()
-        a()
-        ta.append(time.perf_counter() - t)
-        barrier()
-        t = time.perf_counter()
-        b()
-        tb.append(time.perf_counter() - t)
-    return float(np.median(ta)), float(np.median(tb))
+def _medians(fns, reps, barrier):
+    """Medians of ``fns`` timed in turn, the order reversed every other round (the machine's
+    drift hits them alike)."""
+    times = [[] for _ in fns]
+    for i in range(reps):
+        order = list(enumerate(fns))
+        for j, fn in (order if i % 2 else order[::-1]):
+            barrier()
+            t = time.perf_counter()
+            fn()
+            times[j].append(time.perf_counter() - t)
+    return [float(np.median(t)) for t in times]
 
 
 def bandwidth():
@@ -50,6 +49,7 @@ def bandwidth():
 
     import gpugrad as torch
     import gpugrad.distributed as dist
+    from gpugrad.distributed import distributed_c10d
     comm = MPI.COMM_WORLD.Dup()
     rows = []
     for nbytes in SIZES:
@@ -57,14 +57,20 @@ def bandwidth():
         t = torch.from_numpy(np.ones(nbytes // 4, np.float32))
         raw = lambda buf=buf: comm.Allreduce(MPI.IN_PLACE, buf, MPI.SUM)
         ours = lambda t=t: dist.all_reduce(t)
+
+        def unchecked(t=t):
+            distributed_c10d._CHECK = False
+            dist.all_reduce(t)
+            distributed_c10d._CHECK = True
         for _ in range(3):
             raw()
             ours()
         reps = int(min(200, max(10, 2e8 // nbytes)))
-        t_raw, t_ours = _median_pair(raw, ours, reps, comm.Barrier)
+        t_raw, t_ours, t_unchecked = _medians([raw, ours, unchecked], reps, comm.Barrier)
         rows.append({"bytes": nbytes, "raw_s": t_raw, "gpugrad_s": t_ours,
-                     "raw_GBps": nbytes / t_raw / 1e9, "gpugrad_GBps": nbytes / t_ours / 1e9,
-                     "ratio": t_ours / t_raw})
+                     "unchecked_s": t_unchecked, "raw_GBps": nbytes / t_raw / 1e9,
+                     "gpugrad_GBps": nbytes / t_ours / 1e9, "ratio": t_ours / t_raw,
+                     "unchecked_ratio": t_unchecked / t_raw})
     return rows
 
 
@@ -151,10 +157,11 @@ def main():
     one, many = _launch(1), _launch(args.nproc)
     print(f"all-reduce, {args.nproc} CPU processes (float32, median; ratio = gpugrad / raw "
           "mpi4py Allreduce)")
-    print(f"{'bytes':>10} {'raw GB/s':>9} {'gpugrad GB/s':>13} {'ratio':>6}")
+    print(f"{'bytes':>10} {'raw GB/s':>9} {'gpugrad GB/s':>13} {'ratio':>6} "
+          f"{'ratio, GPUGRAD_DIST_CHECK=0':>28}")
     for r in many["bandwidth"]:
         print(f"{r['bytes']:>10} {r['raw_GBps']:>9.2f} {r['gpugrad_GBps']:>13.2f} "
-              f"{r['ratio']:>6.2f}")
+              f"{r['ratio']:>6.2f} {r['unchecked_ratio']:>28.2f}")
     print("\nDDP step (median ms); overhead = DDP step - local step of the same shard")
     for name in CASES:
         a, b = one["ddp"][name], many["ddp"][name]

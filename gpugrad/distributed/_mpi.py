@@ -79,21 +79,18 @@ class Pending:
             self._finish()
         return self.done
 
-    def wait(self, limit: float) -> bool:
-        """Poll until done or ``limit`` seconds passed: spin first (a collective of a few MB
-        takes about a millisecond), then sleep a little between polls, so a rank waiting for a
-        slow one leaves the cores to the others."""
+    def wait(self, limit: float, message: str = "") -> bool:
+        """Wait in MPI (``MPI_Waitall``, the GIL released: as fast as MPI's blocking call) with
+        the watchdog armed: past ``limit`` seconds it reports ``message`` as this rank's
+        ``DistBackendError`` and ends the job, since a thread cannot interrupt MPI_Wait."""
         if self.test():
             return True
-        start = time.monotonic()
-        deadline, pause = start + limit, 0.0
-        while not self.test():
-            now = time.monotonic()
-            if now > deadline:
-                return False
-            if now - start > 0.005:
-                pause = min(max(pause * 2, 5e-5), 2e-3)
-                time.sleep(pause)
+        _watchdog.arm(limit, message)
+        try:
+            mpi().Request.Waitall(self.reqs)
+        finally:
+            _watchdog.disarm()
+        self._finish()
         return True
 
     def _finish(self):
@@ -133,60 +130,74 @@ class Communicator:
             a.get(out=host)
         return host.view(np.uint8) if a.dtype == np.bool_ else host, lambda: a.set(host)
 
-    def _start(self, call, *arrays, writes=()):
-        after = [w for w in writes if w is not None]
-        req = call()
-        return Pending([req], (lambda: [f() for f in after]) if after else None)
+    def _start(self, name, *args, back=None, block=False):
+        """MPI's ``name`` (blocking: ``Allreduce``) or its nonblocking form (``Iallreduce``).
+        A blocking call runs under the watchdog with the limit and message the caller put in
+        ``expect``: MPI's blocking collectives are its fastest, and the watchdog bounds them."""
+        if block:
+            _watchdog.arm(*self.expect)
+            try:
+                getattr(self.comm, name)(*args)
+            finally:
+                _watchdog.disarm()
+            if back is not None:
+                back()
+            done = Pending([])
+            done.done = True
+            return done
+        req = getattr(self.comm, "I" + name[0].lower() + name[1:])(*args)
+        return Pending([req], back)
+
+    expect = (1800.0, "a collective timed out")   # (seconds, message) of the next blocking call
 
     # -- collectives ---------------------------------------------------------------------------
-    def allreduce(self, a, op):
+    def allreduce(self, a, op, block=False):
         b, back = self._buf(a)
         mop = _mpi_op(_bool_op(op) if a.dtype == np.bool_ else op)
-        return self._start(lambda: self.comm.Iallreduce(mpi().IN_PLACE, b, mop), writes=(back,))
+        return self._start("Allreduce", mpi().IN_PLACE, b, mop, back=back, block=block)
 
-    def broadcast(self, a, root):
+    def broadcast(self, a, root, block=False):
         b, back = self._buf(a, read=self.rank == root)
-        return self._start(lambda: self.comm.Ibcast(b, root), writes=(back,))
+        return self._start("Bcast", b, root, back=back, block=block)
 
-    def allgather(self, a, out):
+    def allgather(self, a, out, block=False):
         b, _ = self._buf(a)
         o, back = self._buf(out, read=False)
-        return self._start(lambda: self.comm.Iallgather(b, o), writes=(back,))
+        return self._start("Allgather", b, o, back=back, block=block)
 
-    def reduce_scatter(self, a, out, op):
+    def reduce_scatter(self, a, out, op, block=False):
         b, _ = self._buf(a)
         o, back = self._buf(out, read=False)
         mop = _mpi_op(_bool_op(op) if a.dtype == np.bool_ else op)
-        return self._start(lambda: self.comm.Ireduce_scatter_block(b, o, mop), writes=(back,))
+        return self._start("Reduce_scatter_block", b, o, mop, back=back, block=block)
 
-    def reduce(self, a, op, root):
+    def reduce(self, a, op, root, block=False):
         b, back = self._buf(a)
         mop = _mpi_op(_bool_op(op) if a.dtype == np.bool_ else op)
         if self.rank == root:
-            return self._start(lambda: self.comm.Ireduce(mpi().IN_PLACE, b, mop, root),
-                               writes=(back,))
-        return self._start(lambda: self.comm.Ireduce(b, None, mop, root))
+            return self._start("Reduce", mpi().IN_PLACE, b, mop, root, back=back, block=block)
+        return self._start("Reduce", b, None, mop, root, block=block)
 
-    def gather(self, a, out, root):
+    def gather(self, a, out, root, block=False):
         b, _ = self._buf(a)
         o, back = self._buf(out, read=False)
-        return self._start(lambda: self.comm.Igather(b, o, root), writes=(back,))
+        return self._start("Gather", b, o, root, back=back, block=block)
 
-    def scatter(self, src, a, root):
+    def scatter(self, src, a, root, block=False):
         s, _ = self._buf(src)
         b, back = self._buf(a, read=False)
-        return self._start(lambda: self.comm.Iscatter(s, b, root), writes=(back,))
+        return self._start("Scatter", s, b, root, back=back, block=block)
 
-    def barrier(self):
-        return self._start(self.comm.Ibarrier)
+    def barrier(self, block=False):
+        return self._start("Barrier", block=block)
 
-    def send(self, a, peer, tag):
+    def send(self, a, peer, tag, block=False):
         b, _ = self._buf(a)
-        return self._start(lambda: self.comm.Isend(b, peer, tag))
+        return self._start("Send", b, peer, tag, block=block)
 
-    def recv(self, a, peer, tag):
+    def recv(self, a, peer, tag, block=False):
         b, back = self._buf(a, read=False)
-        return self._start(lambda: self.comm.Irecv(b, peer, tag), writes=(back,))
+        return self._start("Recv", b, peer, tag, back=back, block=block)
 
     # -- groups ---------------------------------------------------------------------------------
     def split(self, ranks):
@@ -211,6 +222,40 @@ def _pinned(shape, dtype):
 
 
 # -- failures -----------------------------------------------------------------------------------
+
+class _Watchdog:
+    """One thread per process that ends the job when a wait outlives its timeout. Arming and
+    disarming set two attributes (no lock, no wake-up per collective); the thread looks every
+    quarter of the timeout (at most every half second)."""
+
+    def __init__(self):
+        self.deadline, self.message, self.thread = None, "", None
+        self.period = 0.5
+
+    def arm(self, limit, message):
+        self.message = message
+        self.period = min(0.5, max(limit / 4, 0.01))
+        self.deadline = time.monotonic() + limit
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._watch, daemon=True,
+                                           name="gpugrad-distributed-watchdog")
+            self.thread.start()
+
+    def disarm(self):
+        self.deadline = None
+
+    def _watch(self):
+        while True:
+            time.sleep(self.period)
+            deadline = self.deadline
+            if deadline is not None and time.monotonic() > deadline:
+                from .distributed_c10d import DistBackendError
+                error = DistBackendError(self.message)
+                end_job(DistBackendError, error, None)
+
+
+_watchdog = _Watchdog()
+
 
 _installed = False
 
@@ -240,7 +285,10 @@ def abort_job_on_error(comm: Communicator) -> None:
 def end_job(kind, value, tb, show=None) -> None:
     """Report this rank's failure, then end every rank of the job (MPI_Abort)."""
     report_failure(value, tb)
-    (show or sys.__excepthook__)(kind, value, tb)
+    if tb is None:    # the watchdog's timeout: no traceback to show
+        sys.stderr.write(f"{kind.__name__}: {value}\n")
+    else:
+        (show or sys.__excepthook__)(kind, value, tb)
     sys.stderr.write(f"gpugrad.distributed: rank {mpi().COMM_WORLD.rank} failed with "
                      f"{kind.__name__}: {value}; ending the job\n")
     sys.stderr.flush()

@@ -83,7 +83,7 @@ class Pending:
                 self.after()
         return self.done
 
-    def wait(self, limit: float) -> bool:
+    def wait(self, limit: float, message: str = "") -> bool:
         deadline = time.monotonic() + limit
         while not self.test():
             if time.monotonic() > deadline:
@@ -123,31 +123,31 @@ class Communicator:
                 b()
         return Pending()
 
-    def allreduce(self, a, op):
+    def allreduce(self, a, op, block=False):
         d, back = self._dev(a)
         self.comm.allReduce(d.data.ptr, d.data.ptr, d.size, self._kind(d),
                             getattr(nccl(), _OPS[op]), self._stream())
         return self._done(back)
 
-    def broadcast(self, a, root):
+    def broadcast(self, a, root, block=False):
         d, back = self._dev(a)
         self.comm.bcast(d.data.ptr, d.size, self._kind(d), root, self._stream())
         return self._done(back)
 
-    def allgather(self, a, out):
+    def allgather(self, a, out, block=False):
         d, _ = self._dev(a)
         o, back = self._dev(out)
         self.comm.allGather(d.data.ptr, o.data.ptr, d.size, self._kind(d), self._stream())
         return self._done(back)
 
-    def reduce_scatter(self, a, out, op):
+    def reduce_scatter(self, a, out, op, block=False):
         d, _ = self._dev(a)
         o, back = self._dev(out)
         self.comm.reduceScatter(d.data.ptr, o.data.ptr, o.size, self._kind(d),
                                 getattr(nccl(), _OPS[op]), self._stream())
         return self._done(back)
 
-    def reduce(self, a, op, root):
+    def reduce(self, a, op, root, block=False):
         d, back = self._dev(a)
         self.comm.reduce(d.data.ptr, d.data.ptr, d.size, self._kind(d),
                          getattr(nccl(), _OPS[op]), root, self._stream())
@@ -164,7 +164,7 @@ class Communicator:
         finally:
             n.groupEnd()
 
-    def gather(self, a, out, root):
+    def gather(self, a, out, root, block=False):
         d, _ = self._dev(a)
         if self.rank == root:
             o, back = self._dev(out)
@@ -174,7 +174,7 @@ class Communicator:
         self._p2p_all([(d, root)], [])
         return self._done()
 
-    def scatter(self, src, a, root):
+    def scatter(self, src, a, root, block=False):
         d, back = self._dev(a)
         if self.rank == root:
             s, _ = self._dev(src)
@@ -184,16 +184,16 @@ class Communicator:
             self._p2p_all([], [(d, root)])
         return self._done(back)
 
-    def barrier(self):
+    def barrier(self, block=False):
         one = _backend.cupy_module().zeros(1, np.float32)
         return self.allreduce(one, "sum")
 
-    def send(self, a, peer, tag):
+    def send(self, a, peer, tag, block=False):
         d, _ = self._dev(a)
         self._p2p_all([(d, peer)], [])
         return self._done()
 
-    def recv(self, a, peer, tag):
+    def recv(self, a, peer, tag, block=False):
         d, back = self._dev(a)
         self._p2p_all([], [(d, peer)])
         return self._done(back)

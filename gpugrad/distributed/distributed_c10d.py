@@ -4,8 +4,9 @@ through mpi4py for processes and machines, NCCL through CuPy for GPUs; ``_mpi.py
 ``_nccl.py``).
 
 Every collective runs nonblocking underneath; a blocking call is the nonblocking one waited
-for. A wait is bounded by the group's ``timeout``: past it the call raises ``DistBackendError``
-naming this rank and the collective, instead of hanging. Before the data moves, the ranks agree
+for. A wait is bounded by the group's ``timeout``: past it this rank reports a
+``DistBackendError`` naming itself and the collective and the job ends (MPI), or the call
+raises it (NCCL), instead of hanging. Before the data moves, the ranks agree
 on what is being exchanged (the collective, dtype, shape and root): a mismatch is a
 ``ValueError`` naming the ranks and their shapes, never a silently corrupted result."""
 from __future__ import annotations
@@ -115,11 +116,11 @@ class Work:
         if self._done:
             return True
         limit = _seconds(timeout if timeout is not None else self._pg.timeout)
-        if not self._pending.wait(limit):
-            raise DistBackendError(
-                f"[Rank {get_rank()}] {self._what} (collective #{self._seq}) timed out after "
-                f"{limit:g} s: another rank did not join it (it failed, hangs, or called a "
-                f"different collective)")
+        message = (f"[Rank {_world.rank() if _world else -1}] {self._what} (collective "
+                   f"#{self._seq}) timed out after {limit:g} s: another rank did not join it "
+                   f"(it failed, hangs, or called a different collective)")
+        if not self._pending.wait(limit, message):
+            raise DistBackendError(message)
         self._complete()
         return True
 
@@ -297,19 +298,27 @@ def _written(*tensors):
 
 
 def _run(pg, what, start, finish, async_op, signature=None):
-    """Start a collective (``start() -> pending``), after checking the ranks agree on
+    """Start a collective (``start(block) -> pending``), after checking the ranks agree on
     ``signature``; wait for it unless ``async_op``."""
     if pg.comm is None:       # not a member of the group: PyTorch returns without doing anything
         return None
     pg._seq += 1
     if _CHECK and signature is not None and pg.size() > 1:
         _agree(pg, what, signature)
-    work = Work(start(), pg, what, finish)
+    limit = _seconds(pg.timeout)
+    pg.comm.expect = (limit, _late(pg, what, limit))
+    work = Work(start(not async_op), pg, what, finish)
     work._seq = pg._seq
     if async_op:
         return work
     work.wait()
     return None
+
+
+def _late(pg, what, limit):
+    return (f"[Rank {_world.rank()}] {what} (collective #{pg._seq}) timed out after "
+            f"{limit:g} s: another rank did not join it (it failed, hangs, or called a "
+            f"different collective)")
 
 
 def _agree(pg, what, signature):
@@ -321,15 +330,15 @@ def _agree(pg, what, signature):
     row[:4] = (_KINDS.index(kind), np.dtype(dtype).num, root, len(shape))
     row[4:4 + min(len(shape), 8)] = shape[:8]
     both = np.concatenate([row, -row])
-    pending = pg.comm.allreduce(both, "max")
-    if not pending.wait(_seconds(pg.timeout)):
-        raise DistBackendError(f"[Rank {pg.rank()}] {what} (collective #{pg._seq}) timed out "
-                               f"after {_seconds(pg.timeout):g} s: another rank did not join it")
+    limit = _seconds(pg.timeout)
+    pg.comm.expect = (limit, _late(pg, what, limit))
+    pending = pg.comm.allreduce(both, "max", block=True)
+    if not pending.wait(limit, pg.comm.expect[1]):
+        raise DistBackendError(pg.comm.expect[1])
     if np.array_equal(both[:12], -both[12:]):
         return
     rows = np.zeros((pg.size(), 12), np.int64)
-    pending = pg.comm.allgather(row, rows)
-    pending.wait(_seconds(pg.timeout))
+    pg.comm.allgather(row, rows, block=True)
 
     def say(r):
         k = _KINDS[r[0]]
@@ -366,8 +375,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         if op is ReduceOp.AVG:
             a[...] /= size
         _written(tensor)
-    return _run(pg, "all_reduce", lambda: pg.comm.allreduce(a, _OPS[op]), finish, async_op,
-                _sig("all_reduce", a))
+    return _run(pg, "all_reduce", lambda block: pg.comm.allreduce(a, _OPS[op], block), finish,
+                async_op, _sig("all_reduce", a))
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -375,7 +384,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     pg = _pg(group)
     root = _group_rank(pg, src, group_src, "src")
     a = _array(tensor, "broadcast")
-    return _run(pg, "broadcast", lambda: pg.comm.broadcast(a, root),
+    return _run(pg, "broadcast", lambda block: pg.comm.broadcast(a, root, block),
                 lambda: _written(tensor), async_op, _sig("broadcast", a, root))
 
 
@@ -407,7 +416,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         for i, t in enumerate(tensor_list):
             t._data[...] = out[i]
         _written(*tensor_list)
-    return _run(pg, "all_gather", lambda: pg.comm.allgather(a, out), finish, async_op,
+    return _run(pg, "all_gather", lambda block: pg.comm.allgather(a, out, block), finish, async_op,
                 _sig("all_gather", a))
 
 
@@ -419,7 +428,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     if pg.comm is not None and out.size != a.size * pg.size():
         raise ValueError(f"all_gather_into_tensor: output has {out.size} elements, expected "
                          f"{pg.size()} x {a.size}")
-    return _run(pg, "all_gather_into_tensor", lambda: pg.comm.allgather(a, out),
+    return _run(pg, "all_gather_into_tensor", lambda block: pg.comm.allgather(a, out, block),
                 lambda: _written(output_tensor), async_op, _sig("all_gather", a))
 
 
@@ -436,7 +445,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         if op is ReduceOp.AVG:
             out[...] /= size
         _written(output)
-    return _run(pg, "reduce_scatter", lambda: pg.comm.reduce_scatter(a, out, _OPS[op]), finish,
+    return _run(pg, "reduce_scatter",
+                lambda block: pg.comm.reduce_scatter(a, out, _OPS[op], block), finish,
                 async_op, _sig("reduce_scatter", a))
 
 
@@ -465,8 +475,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
             if op is ReduceOp.AVG:
                 a[...] /= size
             _written(tensor)
-    return _run(pg, "reduce", lambda: pg.comm.reduce(a, _OPS[op], root), finish, async_op,
-                _sig("reduce", a, root))
+    return _run(pg, "reduce", lambda block: pg.comm.reduce(a, _OPS[op], root, block), finish,
+                async_op, _sig("reduce", a, root))
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
@@ -484,7 +494,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
             for i, t in enumerate(gather_list):
                 t._data[...] = out[i]
             _written(*gather_list)
-    return _run(pg, "gather", lambda: pg.comm.gather(a, out, root), finish, async_op,
+    return _run(pg, "gather", lambda block: pg.comm.gather(a, out, root, block), finish, async_op,
                 _sig("gather", a, root))
 
 
@@ -498,26 +508,27 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         raise ValueError(f"scatter: the source needs a scatter_list of {pg.size()} tensors")
     xp = _backend.xp_of(a)
     src_arr = xp.ascontiguousarray(xp.stack([t._data for t in scatter_list])) if here else None
-    return _run(pg, "scatter", lambda: pg.comm.scatter(src_arr, a, root),
+    return _run(pg, "scatter", lambda block: pg.comm.scatter(src_arr, a, root, block),
                 lambda: _written(tensor), async_op, _sig("scatter", a, root))
 
 
 def barrier(group=None, async_op=False, device_ids=None):
     """Wait until every rank of the group has reached it (bounded by the group's timeout)."""
     pg = _pg(group)
-    return _run(pg, "barrier", lambda: pg.comm.barrier(), None, async_op)
+    return _run(pg, "barrier", lambda block: pg.comm.barrier(block), None, async_op)
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):
     pg = _pg(group)
     peer = _group_rank(pg, dst, group_dst, "dst")
     a = _array(tensor, "send")
-    _run(pg, "send", lambda: pg.comm.send(a, peer, tag), None, False)
+    _run(pg, "send", lambda block: pg.comm.send(a, peer, tag, block), None, False)
 
 
 def recv(tensor, src=None, group=None, tag=0, group_src=None):
     pg = _pg(group)
     peer = _group_rank(pg, src, group_src, "src")
     a = _array(tensor, "recv")
-    _run(pg, "recv", lambda: pg.comm.recv(a, peer, tag), lambda: _written(tensor), False)
+    _run(pg, "recv", lambda block: pg.comm.recv(a, peer, tag, block), lambda: _written(tensor),
+         False)
     return pg.ranks[peer]
