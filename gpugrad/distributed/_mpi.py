@@ -1,9 +1,10 @@
 """The MPI backend: gpugrad's collectives on an mpi4py communicator.
 
 numpy arrays are handed to MPI as buffers (zero copy, nothing pickled). CuPy arrays go to MPI
-directly when the MPI library is CUDA-aware, otherwise through a page-locked host copy. Every
-collective is MPI's nonblocking form (``Iallreduce`` ...), so a caller can overlap it with
-other work and bound its wait: MPI itself has no timeout."""
+directly when the MPI library is CUDA-aware, otherwise through a page-locked host copy. A
+blocking call is MPI's blocking function (its fastest path); ``async_op`` and DDP's buckets use
+the nonblocking form (``Iallreduce`` ...) so they overlap other work. MPI has no timeout: a
+watchdog thread bounds every wait and ends the job past it."""
 from __future__ import annotations
 
 import json
