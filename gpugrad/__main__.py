@@ -29,6 +29,17 @@ def _train(sub):
     p.set_defaults(_run=train.run)
 
 
+@command("run")
+def _run(sub):
+    from .distributed import run
+    p = sub.add_parser("run", help="run a script in N processes, data-parallel (MPI)",
+                       description="Start N processes of a script under MPI's launcher with "
+                                   "torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK ...); "
+                                   "a rank that fails ends the job and is named.")
+    run.add_arguments(p)
+    p.set_defaults(_run=run.run)
+
+
 @command("env")
 def _env(sub):
     from .utils import collect_env

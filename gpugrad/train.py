@@ -47,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write TensorBoard scalars (loss, accuracy, lr) to this directory")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="no progress bar or per-epoch lines")
+    p.add_argument("--nproc", type=_positive, default=1,
+                   help="train data-parallel in this many processes (MPI; gpugrad run -n N), "
+                        "the batch split between them [1]")
     p.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
                    help="on CUDA, run every step eagerly instead of replaying a captured one")
 
@@ -82,6 +85,9 @@ def run(args) -> int:
     exit status 2 for each problem), train, print the summary, return the exit status: 1 when
     the loss stopped being finite (the model file is then left as it was)."""
     kwargs = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "command"}
+    nproc = kwargs.pop("nproc", 1)
+    if nproc > 1 and int(os.environ.get("WORLD_SIZE", "1")) == 1:
+        return _launch(nproc, sys.argv[1:] if sys.argv[1:2] == ["train"] else None, kwargs)
     try:
         check_outputs(kwargs.get("out"), kwargs.get("logdir"))
         train(**kwargs)
@@ -96,6 +102,36 @@ def run(args) -> int:
               "does not fit in memory here; choose a smaller --width", file=sys.stderr)
         return 2
     return 0
+
+
+def _launch(nproc, argv, kwargs) -> int:
+    """Start ``nproc`` processes of this command, each training one replica (``run`` then
+    sees ``WORLD_SIZE`` and joins the process group)."""
+    from .distributed import run as launcher
+    if argv is None:   # called from Python: rebuild the command line from the arguments
+        argv = ["train"]
+        for k, v in kwargs.items():
+            flag = "--" + k.replace("_", "-")
+            if isinstance(v, bool):
+                if not v:
+                    argv.append({"progress": "--no-progress",
+                                 "cuda_graph": "--no-cuda-graph"}[k])
+            elif v is not None:
+                argv += [flag, str(v)]
+    kept, skip = [], False
+    for a in argv:    # drop --nproc N / --nproc=N: the ranks train one replica each
+        if skip or a.startswith("--nproc="):
+            skip = False
+            continue
+        skip = a == "--nproc"
+        if not skip:
+            kept.append(a)
+    argv = kept
+    try:
+        return launcher.launch(nproc, ["-m", "gpugrad", *argv])
+    except RuntimeError as e:
+        print(f"gpugrad train: {e}", file=sys.stderr)
+        return 2
 
 
 class DeviceError(RuntimeError):
@@ -193,6 +229,8 @@ def train(device="auto", data="spirals", width=64, depth=2, epochs=40, batch_siz
     On CUDA (unless ``cuda_graph=False``) each epoch captures the training step once as a CUDA
     graph and replays it for every full batch (``CapturedStep``): the same steps over the same
     batches as the eager loop, without Python or per-kernel launches per step."""
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        device = "cpu" if device == "auto" else device   # the mpi backend's processes
     device = resolve_device(device)
     with _backend.default_device_as(device):   # whatever the job creates lives there too
         return _train(device, data, width, depth, epochs, batch_size, optimizer, lr, seed, out,
@@ -212,15 +250,31 @@ def _train(device, data, width, depth, epochs, batch_size, optimizer, lr, seed, 
         model = build_model(width, depth, x_train.shape[1], classes)
     model = model.to(device)
     params = model.parameters()
-    graphed = cuda_graph and device.startswith("cuda")
+    world = _join_job()
+    graphed = cuda_graph and device.startswith("cuda") and world is None
     opt = (optim.SGD(params, lr=lr, momentum=0.9) if optimizer == "sgd"
            else optim.Adam(params, lr=lr, capturable=graphed) if optimizer == "adam"
            else optim.AdamW(params, lr=lr, capturable=graphed))
     sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
-    loader = DataLoader(TensorDataset(x_train, y_train), batch_size=batch_size, shuffle=True,
-                        generator=Generator().manual_seed(seed))
+    if world is None:
+        loader = DataLoader(TensorDataset(x_train, y_train), batch_size=batch_size,
+                            shuffle=True, generator=Generator().manual_seed(seed))
+        replica = model
+    else:   # each rank a share of every epoch and of every batch; gradients averaged
+        from .distributed import ReduceOp, all_reduce, get_rank
+        from .nn.parallel import DistributedDataParallel
+        from .utils.data.distributed import DistributedSampler
+        train_set = TensorDataset(x_train, y_train)
+        sampler = DistributedSampler(train_set, seed=seed)
+        loader = DataLoader(train_set, batch_size=max(1, batch_size // world), sampler=sampler)
+        replica = DistributedDataParallel(model)
+        if get_rank() != 0:
+            file, progress, out, logdir = open(os.devnull, "w"), False, "", None
     loss_fn = nn.CrossEntropyLoss()
     writer = _writer(logdir, file)
+    if world is not None:
+        print(f"gpugrad train: data-parallel over {world} processes (mpi), batch "
+              f"{batch_size // world} per process", file=file)
     if writer is not None:  # the model's forward graph and, beside it, its autograd graph
         writer.add_graph(model, x_train[:batch_size], backward=True)
     n_params = sum(p.numel() for p in model.parameters())
@@ -239,17 +293,24 @@ def _train(device, data, width, depth, epochs, batch_size, optimizer, lr, seed, 
         model.train()
         t0 = time.perf_counter()
         total = 0.0
+        if world is not None:
+            sampler.set_epoch(epoch)
         if captured is not None:
             total = captured.epoch(loader._epoch_order(), bar)   # the loader's order
         else:
             for xb, yb in loader:
                 opt.zero_grad()
-                loss = loss_fn(model(xb), yb)
+                loss = loss_fn(replica(xb), yb)
                 loss.backward()
                 opt.step()
                 total = total + loss.detach()   # stays on the device: no sync per step
                 if bar is not None:
                     bar.update(1)
+        if world is not None:   # every rank sees the same mean loss (and stops alike)
+            total = total.detach().reshape(1).clone() if hasattr(total, "detach") \
+                else zeros(1) + total
+            all_reduce(total, op=ReduceOp.AVG)
+            total = total[0]
         loss_value = total.item() / len(loader)   # syncs once per epoch
         if not math.isfinite(loss_value):
             if bar is not None:
@@ -346,6 +407,19 @@ class CapturedStep:
                     bar.update(1)
         cuda.current_stream().wait_stream(self.stream)
         return self.total
+
+
+def _join_job():
+    """The number of processes when this one is a rank of a data-parallel job (``gpugrad run``,
+    ``gpugrad train --nproc``, torchrun's environment), after joining the process group; None
+    when it trains alone."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world == 1:
+        return None
+    from . import distributed
+    if not distributed.is_initialized():
+        distributed.init_process_group("mpi")
+    return distributed.get_world_size()
 
 
 def _writer(logdir, file):

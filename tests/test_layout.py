@@ -35,7 +35,7 @@ LAYERS = [
     ("tensor", ("gpugrad.tensor", "gpugrad._promotion", "gpugrad.storage", "gpugrad._creation",
                 "gpugrad._format", "gpugrad._dlpack", "gpugrad._dtype_info", "gpugrad._windows",
                 "gpugrad._memory_format", "gpugrad.cuda", "gpugrad.amp._state",
-                "gpugrad._exports", "gpugrad._arguments")),
+                "gpugrad._exports", "gpugrad._arguments", "gpugrad.distributed")),
     ("autograd", ("gpugrad.autograd.graph", "gpugrad.autograd.engine",
                   "gpugrad.autograd.anomaly", "gpugrad.autograd.saved_hooks",
                   "gpugrad.autograd.fusion", "gpugrad.autograd._trace")),
@@ -48,7 +48,7 @@ LAYERS = [
              "gpugrad.serialization", "gpugrad._serialization_torch",
              "gpugrad._serialization_safetensors", "gpugrad.datasets",
              "gpugrad.backends", "gpugrad.accelerator", "gpugrad.onnx",
-             "gpugrad.distributed", "gpugrad.version", "gpugrad.__main__")),
+             "gpugrad.distributed.run", "gpugrad.version", "gpugrad.__main__")),
 ]
 
 BAD_NAME = re.compile(r"(^|_)(more|extra|misc|remaining|last|new|compat)(_|$)")

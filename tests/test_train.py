@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import re
 import runpy
 import sys
 import zipfile
@@ -275,3 +276,20 @@ def test_one_device_for_the_whole_job(no_cuda, capsys):
     assert r["device"] == "cpu" and made == [gpugrad.device("cpu")]
     assert all(p.device.type == "cpu" for p in r["model"].parameters())
     assert gpugrad._backend.default_device_source() == "GPUGRAD_DEVICE"   # restored after
+
+
+def test_nproc_2_trains_data_parallel_to_the_accuracy_of_one_process(tmp_path):
+    """``gpugrad train --nproc 2``: two MPI processes, the batch split between them, gradients
+    averaged by DistributedDataParallel; the same data, steps and accuracy as one process."""
+    from mpi_jobs import mpiexec, run_gpugrad
+    mpiexec()
+    args = ["train", "--no-progress", "--epochs", "15", "--out", ""]
+    one = run_gpugrad(*args, timeout=120, cwd=tmp_path)
+    two = run_gpugrad(*args, "--nproc", "2", timeout=120, cwd=tmp_path)
+    assert one.returncode == 0 and two.returncode == 0, two.stdout + two.stderr
+    assert "data-parallel over 2 processes" in two.stdout
+
+    def test_accuracy(out):
+        return float(re.search(r"test accuracy ([\d.]+)%", out).group(1))
+    assert test_accuracy(two.stdout) >= test_accuracy(one.stdout) - 1.0
+    assert test_accuracy(two.stdout) > 90
