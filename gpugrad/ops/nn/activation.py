@@ -84,7 +84,9 @@ class GeluBackward0(Op):
         x = _float(xp, x)
         if approximate == "tanh":
             return 0.5 * x * (1 + xp.tanh(_SQRT_2_PI * (x + 0.044715 * x * x * x)))
-        return 0.5 * x * (1 + kernels.erf(x * _INV_SQRT2))
+        y = kernels.gelu_cdf(x)   # a new array: scaled in place
+        y *= x
+        return y
 
     def backward(self, F, gy, x):
         if F.fast:
