@@ -11,6 +11,8 @@ import threading
 
 import numpy as np
 
+from . import _host_memory
+
 _cupy = None          # the cupy module once imported, False if it cannot be imported
 _cupy_error = None    # why it could not be imported
 
@@ -249,3 +251,6 @@ def capturing_here() -> bool:
         return False
     me = threading.get_ident()
     return any(thread == me for thread, _ in captures.running)
+
+
+_host_memory.keep_freed_buffers()
