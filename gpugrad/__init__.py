@@ -31,6 +31,7 @@ from ._creation import (
     as_tensor,
     asarray,
     bernoulli,
+    bfloat16,
     bool,
     default_generator,
     double,

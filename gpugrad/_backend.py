@@ -12,6 +12,7 @@ import threading
 import numpy as np
 
 from . import _host_memory
+from ._bfloat16 import check_device
 
 _cupy = None          # the cupy module once imported, False if it cannot be imported
 _cupy_error = None    # why it could not be imported
@@ -180,6 +181,7 @@ def to_device(a, dev: device):
     if dev.type == "cpu":
         refuse_if_capturing()
         return a.get()
+    check_device(a.dtype, "cuda")
     cp = _require_cuda(dev)
     with cp.cuda.Device(dev.index or 0):
         return cp.asarray(a)

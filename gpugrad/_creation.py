@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from . import _backend
+from . import _backend, _bfloat16
 from ._arguments import expect_int, expect_number, expect_tensor, fits, overflow, type_name
 from ._promotion import complex_of
 from .autograd.grad_mode import state as grad_state
@@ -25,6 +25,7 @@ int16 = short = np.dtype(np.int16)
 int32 = int = np.dtype(np.int32)
 int64 = long = np.dtype(np.int64)
 bool = np.dtype(np.bool_)
+bfloat16 = _bfloat16.bfloat16   # a numpy dtype of ml_dtypes (a placeholder without it)
 _builtin_float, _builtin_int, _builtin_bool = builtins.float, builtins.int, builtins.bool
 
 
@@ -34,6 +35,9 @@ def as_dtype(d):
         return d
     if isinstance(d, str):
         d = d.replace("torch.", "").replace("gpugrad.", "")
+        if d == "bfloat16":
+            d = _bfloat16.bfloat16
+    _bfloat16.require(d)
     try:
         return np.dtype(d)
     except TypeError:
@@ -46,7 +50,7 @@ def get_default_dtype():
 
 def set_default_dtype(d):
     d = as_dtype(d)
-    if d.kind != "f":
+    if d.kind != "f":   # bfloat16 too: PyTorch refuses it as the default dtype
         raise TypeError(f"only floating-point types are supported as the default type (got {d})")
     DEFAULT.float = d
 
@@ -236,10 +240,18 @@ TENSOR_TYPES = {t.__name__: t for t in (FloatTensor, DoubleTensor, HalfTensor, L
                                         BoolTensor)}
 
 
+def _on(d, device):
+    """``d`` after checking ``device`` can hold it (bfloat16 cannot go to CUDA)."""
+    if d.kind == "V":
+        dev = _backend.default_device() if device is None else _backend.device(device)
+        _bfloat16.check_device(d, dev.type)
+    return d
+
+
 def _finish(a, requires_grad):
     t = Tensor._make(a)
     if requires_grad:
-        if a.dtype.kind not in "fc":   # (capitalised, unlike the attribute's message)
+        if not _bfloat16.is_inexact(a.dtype):   # (capitalised, unlike the attribute's message)
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t.requires_grad = True
@@ -330,7 +342,7 @@ def _size(size):
 
 
 def _fill(fn, size, dtype, device, requires_grad):
-    d = as_dtype(dtype) or DEFAULT.float
+    d = _on(as_dtype(dtype) or DEFAULT.float, device)
     a = _backend.on_device(device, lambda xp: fn(xp, _size(size), d))
     return _finish(a, requires_grad)
 
@@ -417,8 +429,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
                                      for v in (start, end, step)) else np.int64
     elif as_dtype(dtype).kind in "iu":
         return _int_arange(start, end, step, as_dtype(dtype), device, requires_grad)
-    return _finish(_backend.on_device(device, lambda xp: xp.arange(start, end, step,
-                                                                    dtype=as_dtype(dtype))),
+    d = _on(as_dtype(dtype), device)
+    if d.kind == "V":   # bfloat16: the values in float32, rounded (numpy cannot step in it)
+        return _finish(np.arange(start, end, step, dtype=np.float32).astype(d), requires_grad)
+    return _finish(_backend.on_device(device, lambda xp: xp.arange(start, end, step, dtype=d)),
                    requires_grad)
 
 
@@ -531,7 +545,7 @@ def initial_seed():
 
 
 def _random(sample, size, dtype, device, requires_grad, generator):
-    d = as_dtype(dtype) or DEFAULT.float
+    d = _on(as_dtype(dtype) or DEFAULT.float, device)
     gen = generator or default_generator
 
     def make(xp):

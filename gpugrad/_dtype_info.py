@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._bfloat16 import finfo_values, is_inexact
 from ._creation import as_dtype, get_default_dtype
 from ._promotion import _CATEGORY, _widest
 from ._promotion import result_type as _result_type
@@ -19,9 +20,16 @@ class finfo:  # noqa: N801  (PyTorch's name)
 
     def __init__(self, type=None):
         d = get_default_dtype() if type is None else as_dtype(type)
-        if d.kind not in "fc":
+        if not is_inexact(d):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
                             "to handle 'torch.finfo'")
+        self.dtype = d.name
+        low = finfo_values(d)   # bfloat16: numpy's finfo does not know it
+        if low is not None:
+            self.bits, self.eps, self.resolution = low["bits"], low["eps"], low["resolution"]
+            self.max, self.min, self.tiny = low["max"], low["min"], low["tiny"]
+            self.smallest_normal = self.tiny
+            return
         info = np.finfo(d)
         self.bits = int(info.bits)
         self.eps = float(info.eps)
@@ -29,7 +37,6 @@ class finfo:  # noqa: N801  (PyTorch's name)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
         self.resolution = 10.0 ** -int(info.precision)
-        self.dtype = d.name
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "

@@ -6,13 +6,22 @@ above (ops, dtype information, creation functions) can use it.
 """
 import numpy as np
 
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+from ._bfloat16 import BF16, COMPUTE
+
+# "V": bfloat16, the one numpy dtype of that kind gpugrad makes (ml_dtypes), is floating point
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}
 
 
 def _widest(dtypes):
     """Promote within the highest category only (float32 tensor * int64 tensor -> float32)."""
     top = max(_CATEGORY[d.kind] for d in dtypes)
-    return np.result_type(*[d for d in dtypes if _CATEGORY[d.kind] == top])
+    same = [d for d in dtypes if _CATEGORY[d.kind] == top]
+    if top == 2 and BF16 is not None and BF16 in same:
+        # PyTorch: bfloat16 with float16 is float32 (neither holds the other), with a wider
+        # float the wider one; numpy has no promotion of bfloat16 with float16
+        rest = [d for d in same if d != BF16]
+        return BF16 if not rest else np.result_type(COMPUTE, *rest)
+    return np.result_type(*same)
 
 
 def result_type(arrays):

@@ -8,9 +8,9 @@ uses) is refused with the name of the entry, as ``safetensors.torch.save_file`` 
 
 Reading parses the header with the package's validating parser (every byte range inside the
 file, no overlaps, lengths matching the shapes) and builds only numeric dtypes; any damage is a
-``SerializationError`` naming the file. bfloat16 tensors, which gpugrad has no dtype for, load
-as float32 (exactly: a bfloat16 is the top half of a float32's bits) with a ``UserWarning``
-naming them (docs/design.md, "Checkpoint formats").
+``SerializationError`` naming the file. bfloat16 tensors load as bfloat16 (through ml_dtypes);
+only without ml_dtypes installed do they load as float32 (exactly: a bfloat16 is the top half of
+a float32's bits), with a ``UserWarning`` naming them (docs/design.md, "Checkpoint formats").
 """
 from __future__ import annotations
 
@@ -19,15 +19,19 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ._bfloat16 import BF16
 from .serialization import SerializationError, _address, _host, _placer
 from .tensor import Tensor
 
 # the dtypes of a safetensors header that gpugrad builds, and the name each numpy dtype is written
-# under (safetensors' own names); BF16 is converted, any other (F8_*, F4 ...) is refused
+# under (safetensors' own names), BF16 with them; any other (F8_*, F4 ...) is refused
 _DTYPES = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "U16": np.uint16, "I16": np.int16,
            "U32": np.uint32, "I32": np.int32, "U64": np.uint64, "I64": np.int64,
            "F16": np.float16, "F32": np.float32, "F64": np.float64, "C64": np.complex64}
 _NAMES = {np.dtype(v): k for k, v in _DTYPES.items()}
+if BF16 is not None:
+    _DTYPES["BF16"] = BF16
+    _NAMES[BF16] = "BF16"
 
 
 def _package(what):
@@ -104,7 +108,7 @@ def decode(data: bytes, name: str, map_location=None) -> dict:
     out, widened = {}, []
     for key, rec in records:
         dtype, shape, raw = rec.get("dtype"), rec.get("shape"), rec.get("data")
-        if dtype == "BF16":
+        if dtype == "BF16" and BF16 is None:   # no ml_dtypes: widened, exactly
             a = _bfloat16_to_float32(raw)
             widened.append(key)
         elif dtype == "BOOL":
@@ -121,8 +125,8 @@ def decode(data: bytes, name: str, map_location=None) -> dict:
         out[key] = Tensor._make(place(a.reshape(shape)))
     if widened:
         names = ", ".join(map(repr, sorted(widened)))
-        warnings.warn(f"gpugrad.load: '{name}': gpugrad has no bfloat16 dtype; {names} load as "
-                      "float32 (exactly the same values)",
+        warnings.warn(f"gpugrad.load: '{name}': bfloat16 needs the ml_dtypes package (pip "
+                      f"install ml_dtypes); {names} load as float32 (exactly the same values)",
                       UserWarning, stacklevel=3)
     return out
 

@@ -27,6 +27,7 @@ import zipfile
 import numpy as np
 
 from . import _backend
+from ._bfloat16 import BF16
 from ._weights_only import allowed, refusal
 from .nn.parameter import Parameter
 from .serialization import SerializationError, _address, _host, strided
@@ -149,6 +150,8 @@ def load_torch_zip(archive, name, placer, moved=None):
 # -- writing ------------------------------------------------------------------------------------
 _STORAGE_NAMES = {np.dtype(v): k for k, v in _STORAGE_DTYPES.items()
                   if k not in ("UntypedStorage", "BFloat16Storage")}
+if BF16 is not None:
+    _STORAGE_NAMES[BF16] = "BFloat16Storage"
 _ALIGNMENT = 64
 
 

@@ -38,7 +38,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _backend
+from . import _backend, _bfloat16
 from ._weights_only import (
     add_safe_globals,
     clear_safe_globals,
@@ -148,8 +148,8 @@ class _Writer:
             return self._v2({"complex": [self.encode(obj.real), self.encode(obj.imag)]})
         if isinstance(obj, bytes):
             return self._v2({"bytes": obj.hex()})
-        if isinstance(obj, np.dtype) and obj.kind in "biufc":
-            return self._v2({"dtype": obj.str})
+        if isinstance(obj, np.dtype) and (obj.kind in "biufc" or obj == _bfloat16.BF16):
+            return self._v2({"dtype": _dtype_spec(obj)})
         if isinstance(obj, _backend.device):
             return self._v2({"device_object": str(obj)})
         return self._pickled(obj)
@@ -184,7 +184,7 @@ class _Writer:
             start = _address(flat)
             self.version = 2
             for entry, a in members:
-                entry.update(storage=name, dtype=a.dtype.str, shape=list(a.shape),
+                entry.update(storage=name, dtype=_dtype_spec(a.dtype), shape=list(a.shape),
                              strides=list(a.strides), offset=_address(a) - start)
         for i, (entry, _) in enumerate(self.tensors):
             entry["id"] = i   # one object per saved tensor, however often it is referenced
@@ -202,12 +202,17 @@ class _Writer:
         return {"pickle": name, "type": type(obj).__qualname__}
 
     def _array(self, a, tensor):
+        entry = {}
+        if a.dtype.kind == "V" and a.dtype == _bfloat16.BF16:   # .npy has no bfloat16: its bits
+            a, entry["dtype"] = a.view(np.uint16), "bfloat16"
+            self.version = 2
         if a.dtype.kind not in "biufc":
             raise TypeError(f"gpugrad.save: cannot save arrays of dtype {a.dtype}")
         name = f"t{len(self.arrays)}"
         # NOTE: not np.ascontiguousarray, which turns a 0-d array into shape (1,)
         self.arrays[name] = a if a.flags.c_contiguous else a.copy(order="C")
-        return {"tensor" if tensor else "ndarray": name}
+        entry["tensor" if tensor else "ndarray"] = name
+        return entry
 
 
 def save(obj, f, *, format=None) -> None:
@@ -390,6 +395,8 @@ _KINDS = "biufc"
 
 def _safe_dtype(spec, name, where):
     try:
+        if spec == "bfloat16":   # (numpy's own spelling, '<V2', is refused: a bare void)
+            return _bfloat16.require(_bfloat16.bfloat16)
         dt = np.dtype(spec)
     except (TypeError, ValueError, SyntaxError, RecursionError) as e:
         raise SerializationError(f"gpugrad.load: '{name}': {where} names an unreadable dtype "
@@ -489,7 +496,7 @@ class _Reader:
                 t = self.tensors[key] = self._tensor(v)
             return t
         if "ndarray" in v:
-            return self._member(v["ndarray"])
+            return self._bits(v, self._member(v["ndarray"]))
         if "pickle" in v:
             return self._unpickle(v)
         if "float" in v:
@@ -508,6 +515,16 @@ class _Reader:
     def _member(self, name):
         return self.npz[name]
 
+    def _bits(self, v, a):
+        """A member saved as the bits of another dtype (bfloat16's, as uint16) in that dtype."""
+        if "dtype" not in v:
+            return a
+        dtype = _safe_dtype(v["dtype"], self.npz.name, "a saved array")
+        if a.dtype.itemsize != dtype.itemsize:
+            raise SerializationError(f"gpugrad.load: '{self.npz.name}' is truncated or "
+                                     f"corrupted: an array of {a.dtype} is saved as {dtype}")
+        return a.view(dtype)
+
     def _unpickle(self, v):
         data = self._member(v["pickle"]).tobytes()
         obj = _loads_weights_only(data, _MOVED) if self.weights_only else _loads(data)
@@ -520,7 +537,7 @@ class _Reader:
         if "storage" in v:
             a = self._view(v, saved)
         else:
-            a = _placer(saved, self.map_location)(self.npz[v["tensor"]])
+            a = _placer(saved, self.map_location)(self._bits(v, self.npz[v["tensor"]]))
         t = Tensor._make(a)
         if v.get("parameter"):
             from .nn.parameter import Parameter
@@ -537,6 +554,11 @@ class _Reader:
                 self.npz[v["storage"]])
         dtype = _safe_dtype(v["dtype"], self.npz.name, f"the view of '{v['storage']}'")
         return strided(buf, v["offset"], dtype, v["shape"], v["strides"])
+
+
+def _dtype_spec(d) -> str:
+    """How a dtype is written: numpy's string, or 'bfloat16' (numpy's is a bare '<V2')."""
+    return "bfloat16" if d.kind == "V" and d == _bfloat16.BF16 else d.str
 
 
 def strided(buf, offset, dtype, shape, strides):

@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 
 from . import _backend
+from ._bfloat16 import is_float, is_inexact
 from .autograd.grad_mode import state as grad_state
 
 NONLEAF_GRAD_WARNING = (
@@ -57,6 +58,7 @@ _SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "half", "in
                  "int32": "int", "int16": "short", "int8": "char", "uint8": "byte",
                  "bool": "bool"}
 _TYPE_NAMES = {k: v.capitalize() + "Tensor" for k, v in _SCALAR_NAMES.items()}
+_TYPE_NAMES["bfloat16"] = "BFloat16Tensor"
 
 
 def as_dim(dim) -> int:
@@ -176,7 +178,7 @@ class Tensor:
         return int(self._data.nbytes)
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return is_float(self._data.dtype)
 
     def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"
@@ -236,7 +238,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        if value and self._data.dtype.kind not in "fc":
+        if value and not is_inexact(self._data.dtype):
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
         if value and not grad_state.inference and self.is_inference():
@@ -245,7 +247,7 @@ class Tensor:
         self._rg = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and not is_inexact(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if not (requires_grad and self.grad_fn is not None):  # True on a non-leaf: a no-op
             self.requires_grad = requires_grad
@@ -409,6 +411,8 @@ class Tensor:
                 raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                                 "Tensor.cpu() to copy the tensor to host memory first.")
             return self._host()
+        if self._data.dtype.kind == "V":   # bfloat16: numpy has no such dtype, as PyTorch says
+            raise TypeError("Got unsupported ScalarType BFloat16")
         return self._data
 
     def _host(self) -> np.ndarray:

@@ -7,6 +7,7 @@ import weakref
 
 from ._arguments import is_operand
 from ._backend import cpu_scalar
+from ._bfloat16 import is_inexact
 from .autograd.grad_mode import no_grad
 from .autograd.grad_mode import state as grad_state
 from .autograd.graph import _seq
@@ -148,7 +149,7 @@ def write(t, y):
     if y.shape != a.shape:
         raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
                            f"{list(y.shape)}")
-    if (y.dtype.kind in "fc" and a.dtype.kind in "iub" or y.dtype.kind == "c" and a.dtype.kind
+    if (is_inexact(y.dtype) and a.dtype.kind in "iub" or y.dtype.kind == "c" and a.dtype.kind
             == "f" or y.dtype.kind in "iu" and a.dtype.kind == "b"):
         raise RuntimeError(f"result type {scalar_name(y.dtype).capitalize()} can't be cast to "
                            f"the desired output type {scalar_name(a.dtype).capitalize()}")

@@ -3,7 +3,8 @@ are named by the concept they hold, and no file outgrows a readable size.
 
 Layers, lowest first (a module may import its own layer and the layers below it):
 
-0 backend      the array module, the CUDA runtime, kernels, grad-mode state, hook handles
+0 backend      the array module, the bfloat16 dtype, the CUDA runtime, kernels, grad-mode state,
+               hook handles
 1 tensor       Tensor, dtype promotion, storage, creation, printing, devices and generators, the
                registry of public names (_exports)
 2 autograd     the graph, the engine, saved-tensor hooks, anomaly mode, backward fusion
@@ -29,8 +30,9 @@ PACKAGE = ROOT / "gpugrad"
 
 # (layer name, module prefixes); the longest matching prefix decides a module's layer
 LAYERS = [
-    ("backend", ("gpugrad._backend", "gpugrad._host_memory", "gpugrad._cuda_kernels",
-                 "gpugrad.kernels", "gpugrad.utils.hooks", "gpugrad.autograd.grad_mode")),
+    ("backend", ("gpugrad._backend", "gpugrad._bfloat16", "gpugrad._host_memory",
+                 "gpugrad._cuda_kernels", "gpugrad.kernels", "gpugrad.utils.hooks",
+                 "gpugrad.autograd.grad_mode")),
     ("tensor", ("gpugrad.tensor", "gpugrad._promotion", "gpugrad.storage", "gpugrad._creation",
                 "gpugrad._format", "gpugrad._dlpack", "gpugrad._dtype_info", "gpugrad._windows",
                 "gpugrad._memory_format", "gpugrad.cuda", "gpugrad.amp._state",

@@ -7,6 +7,7 @@ import json
 import os
 import struct
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -80,13 +81,34 @@ def test_format_keyword_and_file_objects(tmp_path):
         gpugrad.save({"w": gpugrad.ones(1)}, buf, format="npz")
 
 
-def test_bfloat16_loads_as_exact_float32_with_a_warning_naming_the_tensors(tmp_path):
+def test_bfloat16_loads_as_bfloat16_with_the_same_bits(tmp_path):
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import load_file, save_file
+    w = torch.tensor([1.0, -2.5, 3.0e38, 1e-40, float("inf"), float("nan")]).bfloat16()
+    save_file({"w": w, "f": torch.ones(2)}, tmp_path / "bf.safetensors")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = gpugrad.load(tmp_path / "bf.safetensors")
+    assert back["w"].dtype == gpugrad.bfloat16 and back["f"].dtype == gpugrad.float32
+    np.testing.assert_array_equal(back["w"]._data.view(np.uint16), w.view(torch.int16).numpy()
+                                  .view(np.uint16))
+    gpugrad.save(back, tmp_path / "again.safetensors")   # and back to PyTorch, bit for bit
+    again = load_file(tmp_path / "again.safetensors")
+    assert again["w"].dtype == torch.bfloat16
+    assert torch.equal(again["w"].view(torch.int16), w.view(torch.int16))
+
+
+def test_without_ml_dtypes_bfloat16_loads_as_exact_float32_with_a_warning(tmp_path, monkeypatch):
     torch = pytest.importorskip("torch")
     from safetensors.torch import save_file
+
+    from gpugrad import _serialization_safetensors as sst
+    monkeypatch.setattr(sst, "BF16", None)
     w = torch.tensor([1.0, -2.5, 3.0e38, 1e-40, float("inf")]).bfloat16()
     save_file({"w": w, "b": torch.ones(2, dtype=torch.bfloat16), "f": torch.ones(2)},
               tmp_path / "bf.safetensors")
-    with pytest.warns(UserWarning, match=r"no bfloat16 dtype; 'b', 'w' load as float32") as rec:
+    with pytest.warns(UserWarning, match=r"bfloat16 needs the ml_dtypes package \(pip install "
+                                         r"ml_dtypes\); 'b', 'w' load as float32") as rec:
         back = gpugrad.load(tmp_path / "bf.safetensors")
     assert len(rec) == 1
     assert back["w"].dtype == gpugrad.float32 and back["f"].dtype == gpugrad.float32

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-LOWER_DTYPES = (np.dtype(np.float16),)   # what gpugrad can compute in (numpy has no bfloat16)
+from .._bfloat16 import BF16
+
+# what gpugrad can compute in: float16 everywhere, bfloat16 on the CPU (CuPy has none)
+LOWER_DTYPES = (np.dtype(np.float16),) + (() if BF16 is None else (BF16,))
 
 
 class _State:

@@ -1,6 +1,7 @@
 """``autocast``: inside it, the ops where lower precision pays (matrix products, convolutions)
-run in float16, and the ops where it hurts (softmax, log_softmax, losses, normalisation) run in
-float32, whatever the dtype they are given; every other op runs in its inputs' dtype.
+run in float16 (or bfloat16, the CPU's default), and the ops where it hurts (softmax,
+log_softmax, losses, normalisation) run in float32, whatever the dtype they are given; every
+other op runs in its inputs' dtype.
 
 Casts are recorded ops (``ToCopyBackward0``), so gradients flow back to float32 parameters in
 float32. The lists are gpugrad's: docs/design.md names them and how they differ from PyTorch's.
@@ -12,9 +13,11 @@ import warnings
 
 import numpy as np
 
+from .._bfloat16 import BF16, bfloat16
+from .._creation import as_dtype
 from ._state import LOWER_DTYPES, state
 
-_DEFAULT = {"cuda": np.dtype(np.float16), "cpu": "bfloat16"}
+_DEFAULT = {"cuda": np.dtype(np.float16), "cpu": bfloat16}   # PyTorch's defaults
 
 
 def _available(device_type):
@@ -26,9 +29,9 @@ def _available(device_type):
 
 class autocast:
     """``with gpugrad.autocast("cuda"):`` (or as a decorator). ``dtype`` defaults to float16 on
-    CUDA and to bfloat16 on the CPU, which gpugrad cannot compute in (numpy has no bfloat16):
-    as PyTorch does for a dtype a device does not support, that warns and leaves autocast
-    off; ``autocast("cpu", dtype=gpugrad.float16)`` works."""
+    CUDA and to bfloat16 on the CPU, as in PyTorch; the CPU also takes float16. CUDA takes only
+    float16 (CuPy has no bfloat16 dtype): as PyTorch does for a dtype a device does not
+    support, another dtype warns and leaves autocast off."""
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         if not isinstance(device_type, str):
@@ -38,6 +41,8 @@ class autocast:
                                f"'{device_type}'")
         self.device_type = device_type
         self.fast_dtype = _DEFAULT[device_type] if dtype is None else dtype
+        if BF16 is not None:
+            self.fast_dtype = as_dtype(self.fast_dtype)
         self._enabled = bool(enabled)
         self.cache_enabled = cache_enabled   # accepted; gpugrad casts on every use
         if not self._enabled:
@@ -46,11 +51,16 @@ class autocast:
             warnings.warn("User provided device_type of 'cuda', but CUDA is not available. "
                           "Disabling", stacklevel=2)
             self._enabled = False
-        elif self.fast_dtype not in LOWER_DTYPES:
-            name = "CUDA" if device_type == "cuda" else "CPU"
+        elif self.fast_dtype not in LOWER_DTYPES or (device_type == "cuda"
+                                                     and self.fast_dtype != np.float16):
+            name, kinds = (("CUDA", "gpugrad.float16 in gpugrad (CuPy has no bfloat16)")
+                           if device_type == "cuda" else
+                           ("CPU", "gpugrad.bfloat16 and gpugrad.float16" if BF16 is not None
+                            else "gpugrad.float16 (bfloat16 needs ml_dtypes: pip install "
+                                 "ml_dtypes)"))
             warnings.warn(f"In {name} autocast, but the target dtype is not supported. "
                           f"Disabling autocast.\n{name} Autocast only supports dtype of "
-                          f"gpugrad.float16 in gpugrad (got {self.fast_dtype}).", stacklevel=2)
+                          f"{kinds} (got {self.fast_dtype}).", stacklevel=2)
             self._enabled = False
 
     def __enter__(self):
@@ -76,9 +86,13 @@ def is_autocast_enabled(device_type=None):
 
 
 def get_autocast_dtype(device_type):
-    """The dtype autocast casts to on ``device_type``: float16, the one gpugrad supports."""
+    """The dtype autocast casts to on ``device_type`` (when off, its default: float16 on CUDA,
+    bfloat16 on the CPU, as in PyTorch)."""
     d = state.dtypes[device_type]
-    return np.dtype(np.float16) if d is None else d
+    if d is not None:
+        return d
+    d = _DEFAULT.get(device_type, np.dtype(np.float16))
+    return d if isinstance(d, np.dtype) else np.dtype(np.float16)
 
 
 def custom_fwd(fwd=None, *, device_type="cuda", cast_inputs=None):

@@ -3,6 +3,7 @@
 (``forward_ad``)."""
 from __future__ import annotations
 
+from .._bfloat16 import is_inexact
 from . import forward_ad, functional, graph
 from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, set_detect_anomaly
 from .anomaly import is_enabled as is_anomaly_enabled
@@ -52,7 +53,7 @@ def _roots(outputs, grad_outputs, create_graph):
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out._data.dtype.kind not in "fc":
+            if not is_inexact(out._data.dtype):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
             a = out._data

@@ -16,6 +16,7 @@ import inspect
 import threading
 import weakref
 
+from .._bfloat16 import is_inexact
 from . import anomaly, saved_hooks
 from .grad_mode import no_grad
 from .grad_mode import state as grad_state
@@ -285,7 +286,7 @@ class Function(metaclass=FunctionMeta):
                     views.append((i, o))
             elif id(o) in inputs:  # returned an input unchanged: a new tensor viewing it
                 o = Tensor._make(o._data)
-            if id(o) in non_diff or o._data.dtype.kind not in "fc":
+            if id(o) in non_diff or not is_inexact(o._data.dtype):
                 o._rg = False
                 o.grad_fn = None
             else:

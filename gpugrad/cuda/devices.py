@@ -90,7 +90,9 @@ def get_device_capability(device=None) -> tuple[int, int]:
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
-    """False: gpugrad's arrays (numpy/CuPy) have no bfloat16 dtype, whatever the GPU."""
+    """False, whatever the GPU: gpugrad's CUDA arrays are CuPy's, and CuPy has no bfloat16
+    dtype, so a bfloat16 tensor cannot live on a CUDA device (gpugrad raises a TypeError
+    saying so). bfloat16 tensors work on the CPU (through ml_dtypes); on CUDA use float16."""
     return False
 
 

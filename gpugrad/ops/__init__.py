@@ -29,6 +29,11 @@ REGISTRY = {cls.__name__: cls for m in _family_modules() for cls in m.OPS}
 
 for _cls in REGISTRY.values():
     _op.specialise_run(_cls)
+    # a family whose ops only move values (views, copies, indexing) declares MOVES_VALUES:
+    # its ops keep bfloat16 as it is, where the others compute it in float32 (see _op.Op)
+    if getattr(importlib.import_module(_cls.__module__.rpartition(".")[0]), "MOVES_VALUES",
+               False):
+        _cls.upcasts = False
 
 # every declared method, operator and in-place form, on Tensor
 for _name, _obj in _exports.METHODS.items():

@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import _backend
 from .._arguments import not_tensor, type_name
-from .._promotion import _promote
+from .._bfloat16 import BF16, COMPUTE
+from .._promotion import _promote, result_type
 from ..autograd import anomaly
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd.grad_mode import forward_ad_state
@@ -240,6 +241,8 @@ class Op(Node):
     temps: tuple = ()          # extra slots holding arrays to free with the saved values
     operand_names = ("input", "other")   # the inputs' names in PyTorch's argument errors
     optional_inputs: tuple = ()  # inputs that may be None
+    upcasts = True             # bfloat16 inputs compute in float32 (see lowp_apply); False for
+                               # the ops that only move values (views, copies, indexing)
 
     # -- forward ------------------------------------------------------------------------------
     def __init_subclass__(cls, **kw):
@@ -258,7 +261,7 @@ class Op(Node):
         return cls._apply_generic(args, kw)
 
     @classmethod
-    def _apply_generic(cls, args, kw):
+    def _apply_generic(cls, args, kw, lowp=False):
         rec = grad_state.enabled
         need = False
         first = None
@@ -294,6 +297,13 @@ class Op(Node):
                 arrays.append(a)
                 if rec:
                     edges.append(NO_EDGE)
+        if lowp:
+            originals = arrays
+            arrays = [a.astype(COMPUTE) if getattr(a, "dtype", None) == BF16 else a
+                      for a in arrays]
+        elif cls.upcasts and BF16 is not None and any(
+                getattr(a, "dtype", None) is BF16 for a in arrays if a.__class__ is np.ndarray):
+            return lowp_apply(cls, args, kw)
         op = cls.__new__(cls)
         try:
             y = op.forward(np if first is None or first.__class__ is np.ndarray
@@ -306,6 +316,8 @@ class Op(Node):
             yd = y.dtype
             if yd is not first.dtype and yd != first.dtype:
                 y = _promote(y, arrays)
+        if lowp and kw.get("dtype") is None and result_type(originals) == BF16:
+            y = tuple(map(_round, y)) if y.__class__ is tuple else _round(y)
         if not (need and rec):
             if y.__class__ is tuple:
                 return tuple(Tensor._make(_as_array(v)) for v in y)
@@ -385,6 +397,12 @@ class Op(Node):
         else:
             op._saved = ()
             op._versions = None
+        if lowp:
+            # backward reads float32 (a saved output is the rounded one, as in PyTorch) and
+            # rounds each input's gradient to its dtype (``_fit``)
+            op._saved = tuple(_up(v) for v in op._saved)
+            op._in_meta = tuple((a.shape, a.dtype) if hasattr(a, "shape") else None
+                                for a in originals)
         if _saved_hooks.stack and op._versions:
             _saved_hooks.pack(op, args, outs)
         if anomaly._state.enabled:
@@ -477,6 +495,41 @@ def _as_array(y):
     return np.asarray(y) if isinstance(y, np.generic) else y
 
 
+# -- bfloat16: computed in float32, rounded at the op's output -----------------------------------
+def lowp_apply(cls, args, kw):
+    """``cls.apply`` of inputs whose first tensor is bfloat16 (numpy's bfloat16 reductions and
+    products do not accumulate in float, PyTorch's CPU kernels do): the bfloat16 arrays are
+    read as float32, the forward runs on them, and its float32 outputs are rounded to bfloat16
+    when PyTorch's promotion of the inputs gives bfloat16. The node is of a subclass (same name)
+    whose backward also computes in float32; each input's gradient is rounded to its dtype."""
+    sub = _LOWP.get(cls)
+    if sub is None:
+        base_run = cls._run
+
+        def _run(self, grads, create_graph):
+            if create_graph:   # tensors: the backward's own ops compute them in float32
+                return base_run(self, grads, True)
+            return base_run(self, [_up(g) for g in grads], False)
+        sub = _LOWP[cls] = type(cls)(cls.__name__, (cls,), {
+            "__slots__": (), "_run": _run, "__doc__": cls.__doc__,
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    return sub._apply_generic(args, kw, lowp=True)
+
+
+_LOWP: dict = {}   # op class -> its bfloat16 subclass
+
+
+def _up(a):
+    return a.astype(COMPUTE) if a is not None and getattr(a, "dtype", None) == BF16 else a
+
+
+def _round(y):
+    """A floating output as bfloat16 (float64 too: a 0-d float64 tensor times bfloat16 is
+    bfloat16, as in PyTorch); integer and bool outputs (argmax, comparisons) stay."""
+    return y.astype(BF16) if getattr(y, "dtype", None) is not None and y.dtype.kind == "f" \
+        else y
+
+
 def _in_meta(arrays, y):
     """Per input (shape, dtype) when it differs from the output's, else None for all."""
     shape, dtype = y.shape, y.dtype
@@ -520,7 +573,8 @@ _MISSING = object()
 _RUN_NAMESPACE = dict(_generic_run=Op._run, _ns_get=_array_ns.get, _array_ns=array_ns,
                       _fit_all=_fit_all)
 _NAMESPACE = _specialize.namespace(
-    Tensor=Tensor, Version=Version, NO_EDGE=NO_EDGE, xp_of=_backend.xp_of, _state=grad_state,
+    _BF16=BF16, _lowp=lowp_apply, Tensor=Tensor, Version=Version, NO_EDGE=NO_EDGE,
+    xp_of=_backend.xp_of, _state=grad_state,
     _mixed_devices=_mixed_devices, _first_tensor=_first_tensor, out_of_memory=out_of_memory,
     _promote=_promote, _refresh_view=_refresh_view, accumulator_of=accumulator_of, _seq=_seq,
     _as_array=_as_array, _in_meta=_in_meta, anomaly=anomaly, INFERENCE_SAVED=INFERENCE_SAVED,

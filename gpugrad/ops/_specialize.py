@@ -35,16 +35,24 @@ def build(cls, n: int, namespace: dict, direct: bool = False, name: str | None =
     w("    rec = _state.enabled")
     w("    need = False")
     w("    first = None")
+    # bfloat16 computes in float32 (ops/_op.py lowp_apply): one dtype test per tensor input
+    lowp = cls.upcasts and namespace["_BF16"] is not None
     for i in range(n):
         w(f"    t{i} = isinstance(a{i}, Tensor)")
         w(f"    if t{i}:")
         w(f"        x{i} = a{i}._data")
         w("        if first is None:")
         w(f"            first = x{i}")
+        if lowp:
+            w(f"            if x{i}.dtype is _BF16:")
+            w(f"                return _lowp(cls, ({''.join(x + ', ' for x in a)}), kw)")
         if i:
             w(f"        elif x{i}.__class__ is not first.__class__ or (")
             w(f"                x{i}.__class__ is not ndarray and x{i}.device != first.device):")
             w(f"            return _mixed_devices(cls, ({', '.join(a)},), kw)")
+            if lowp:   # (0-d float32 * bfloat16 is bfloat16, as in PyTorch)
+                w(f"        elif x{i}.dtype is _BF16:")
+                w(f"            return _lowp(cls, ({''.join(x + ', ' for x in a)}), kw)")
         w(f"        if a{i}._rg:")
         w("            need = True")
         w("    else:")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _bfloat16
 from .._arguments import expect_tensor
 from .._creation import as_dtype
 from .._exports import tensor_method
@@ -34,7 +34,9 @@ def _to(self, *args, **kwargs):
     if not kwargs.get("copy") and (dtype is None or dtype == self._data.dtype) and (
             dev is None or dev == self.device):
         return self
-    if dtype is not None and np.dtype(dtype).kind not in "fc" and self._rg:
+    if (dtype or self._data.dtype).kind == "V":   # bfloat16 never goes to CUDA
+        _bfloat16.check_device(dtype or self._data.dtype, (dev or self.device).type)
+    if dtype is not None and not _bfloat16.is_inexact(np.dtype(dtype)) and self._rg:
         from ..autograd.grad_mode import no_grad
         with no_grad():   # integer and bool results are not differentiable (PyTorch)
             return views.ToCopyBackward0.apply(self, dtype=dtype, device=dev)
@@ -44,7 +46,7 @@ def _to(self, *args, **kwargs):
 def _is_dtype_name(a):
     return isinstance(a, str) and a.replace("torch.", "").replace("gpugrad.", "") in (
         "float16", "float32", "float64", "int32", "int64", "bool", "half", "float", "double",
-        "long", "int", "int8", "uint8", "int16")
+        "long", "int", "int8", "uint8", "int16", "bfloat16")
 
 
 @tensor_method("cuda")
@@ -58,6 +60,7 @@ tensor_method("type_as")(lambda s, o: _to(s, expect_tensor(o, "type_as", "other"
 tensor_method("float")(lambda s: _to(s, np.float32))
 tensor_method("double")(lambda s: _to(s, np.float64))
 tensor_method("half")(lambda s: _to(s, np.float16))
+tensor_method("bfloat16")(lambda s: _to(s, _bfloat16.bfloat16))
 tensor_method("long")(lambda s: _to(s, np.int64))
 tensor_method("int")(lambda s: _to(s, np.int32))
 tensor_method("bool")(lambda s: _to(s, np.bool_))

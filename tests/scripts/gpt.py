@@ -129,8 +129,13 @@ def main(steps=20):
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
+    # nanoGPT's dtype table: it names torch.bfloat16 whichever dtype is picked
+    dtype = ("bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+             else "float16")
+    ptdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16,
+               "float16": torch.float16}[dtype]
     ctx = nullcontext() if device == "cpu" else torch.amp.autocast(device_type=device,
-                                                                   dtype=torch.float16)
+                                                                   dtype=ptdtype)
     data = torch.randint(VOCAB, (2000,), dtype=torch.long)
     model = GPT().to(device)
     if ddp:

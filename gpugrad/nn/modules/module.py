@@ -6,6 +6,7 @@ where PyTorch keeps them; their machinery is in ``_hooks.py``, the state dict in
 from __future__ import annotations
 
 from ... import _backend
+from ..._bfloat16 import is_inexact
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import RemovableHandle
 from ...tensor import Tensor, describe, zero_grads
@@ -454,7 +455,7 @@ class Module(StateDictMixin):
         parameters and buffers in place (only floating-point ones change dtype)."""
         from ...ops.conversion import to_args
         device, dtype = to_args(args, kwargs)
-        if dtype is not None and dtype.kind not in "fc":
+        if dtype is not None and not is_inexact(dtype):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
 
@@ -479,7 +480,7 @@ class Module(StateDictMixin):
         return self.to("float16")
 
     def bfloat16(self):
-        raise TypeError("gpugrad has no bfloat16 dtype (numpy has none): use half() or float()")
+        return self.to("bfloat16")
 
     def type(self, dst_type):
         """Cast every parameter and buffer (integer ones too) to ``dst_type``."""

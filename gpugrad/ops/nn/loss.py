@@ -13,6 +13,7 @@ import numpy as np
 from ... import _backend, kernels
 from ..._arguments import expect_int, expect_tensors, not_tensor
 from ..._backend import xp_of
+from ..._bfloat16 import is_float, is_inexact
 from ...amp._state import state as _amp
 from ...amp._state import upper as _upper
 from ...tensor import Tensor, scalar_name
@@ -308,7 +309,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_reduction(reduction)
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if input.dtype.kind not in "fc":
+    if not is_inexact(input.dtype):
         raise NotImplementedError(f'"nll_loss_out_frame" not implemented for '
                                   f"'{scalar_name(input.dtype).capitalize()}'")
     _check_target(input, target)
@@ -341,7 +342,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     wview = None
     if weight is not None:
         wview = weight.reshape((C,) + (1,) * (input.ndim - dim - 1))
-    if target.dtype.kind == "f":   # class probabilities
+    if is_float(target.dtype):   # class probabilities
         if target.shape != input.shape:
             raise RuntimeError(f"Expected target size {list(input.shape)}, got "
                                f"{list(target.shape)}")

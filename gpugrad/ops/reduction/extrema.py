@@ -9,6 +9,7 @@ import numpy as np
 
 from ..._arguments import expect_tensor
 from ..._backend import xp_of
+from ..._bfloat16 import is_inexact
 from ..._exports import export
 from ...tensor import Tensor
 from .._op import Op
@@ -187,7 +188,7 @@ class NanmedianBackward0(MedianBackward0):
 def _empty_median(xp, dtype):
     """The median of no entries: nan; for integers what PyTorch's cast of that nan gives (NOTE:
     the x86 conversion result, INT_MIN, narrowed to the dtype)."""
-    if dtype.kind in "fc":
+    if is_inexact(dtype):
         return xp.asarray(np.nan, dtype=dtype)
     return xp.asarray(np.asarray(np.iinfo(np.int64 if dtype.itemsize == 8 else np.int32).min)
                       .astype(dtype))

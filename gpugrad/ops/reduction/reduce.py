@@ -14,6 +14,7 @@ import numpy as np
 
 from ..._arguments import expect_tensor
 from ..._backend import xp_of
+from ..._bfloat16 import is_inexact
 from ..._exports import export
 from ...tensor import DEFAULT, Tensor, as_dim, scalar_name
 from .._op import Op
@@ -320,7 +321,7 @@ class LogsumexpBackward0(Op):
 
 # -- public functions ---------------------------------------------------------------------------
 def _float_input(name, x):
-    if x._data.dtype.kind not in "fc":
+    if not is_inexact(x._data.dtype):
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: "
                            f"{scalar_name(x._data.dtype).capitalize()}")
@@ -381,7 +382,7 @@ def _var_args(name, input, dim, unbiased, correction):
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments - got both "
                         f"unbiased and correction")
-    if input.dtype.kind not in "fc":
+    if not is_inexact(input.dtype):
         raise RuntimeError(f"{'std and var' if name in ('std', 'var') else name} only support "
                            f"floating point and complex dtypes")
     axes = _axes(dim, input.ndim)
@@ -505,7 +506,7 @@ def torch_norm(input, p="fro", dim=None, keepdim=False, dtype=None, out=None):
                         dtype=dtype)
     else:
         input = input if dtype is None else input.to(dtype)
-        if input.dtype.kind not in "fc":
+        if not is_inexact(input.dtype):
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                                f"as input. Got {scalar_name(input.dtype).capitalize()}")
         ord = 2.0 if p in ("fro", None) else float(p)
@@ -538,7 +539,7 @@ class NansumBackward0(Op):
 
 # -- public functions ---------------------------------------------------------------------------
 def _floating(fn, x):
-    if x.dtype.kind not in "fc":
+    if not is_inexact(x.dtype):
         raise RuntimeError(f"{fn}(): expected input to have floating point or complex dtype but "
                            f"got {scalar_name(x.dtype).capitalize()}")
 
@@ -574,7 +575,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.ndim} dimensions")
     x = input if input.ndim == 2 else input.reshape(1, -1)
-    if x.dtype.kind not in "fc":
+    if not is_inexact(x.dtype):
         from ..._creation import get_default_dtype
         x = x.to(get_default_dtype())
     n = x.shape[1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._backend import xp_of
+from ..._bfloat16 import is_inexact
 from ..._exports import export, tensor_method
 from ...tensor import Tensor, scalar_name
 from ...tensor_inplace import inplace
@@ -115,7 +116,7 @@ def cumprod(input, dim, *, dtype=None):
 
 @export("logcumsumexp", method=True)
 def logcumsumexp(input, dim):
-    if input.dtype.kind not in "fc":
+    if not is_inexact(input.dtype):
         raise NotImplementedError(f"\"logcumsumexp\" not implemented for "
                                   f"'{scalar_name(input.dtype).capitalize()}'")
     return LogcumsumexpBackward0.apply(input, dim=input._dim(dim))

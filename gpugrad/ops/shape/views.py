@@ -181,6 +181,9 @@ class ToCopyBackward0(Op):
 
     def forward(self, xp, x, dtype=None, device=None):
         self.dtype, self.device = x.dtype, _backend.device_of(x)
+        if dtype is not None and dtype.kind == "V" and x.dtype.kind == "f":
+            x = x.astype(np.float32, copy=False)   # NOTE: to bfloat16 through float32 (double
+                                                   # rounding from float64), as PyTorch casts
         y = x if dtype is None else x.astype(dtype)
         y = y if device is None else _backend.to_device(y, device)
         return x.copy() if y is x else y   # to(..., copy=True) of what needs no conversion
