@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from . import _host_memory
 from ._bfloat16 import check_device
 
 _cupy = None          # the cupy module once imported, False if it cannot be imported
@@ -252,3 +253,6 @@ def capturing_here() -> bool:
         return False
     me = threading.get_ident()
     return any(thread == me for thread, _ in captures.running)
+
+
+_host_memory.keep_freed_buffers()

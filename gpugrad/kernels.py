@@ -194,9 +194,15 @@ def gelu_bwd(xp, x, gy, tanh_approx):
         th = xp.tanh(k * (x + t(0.044715) * x * x * x))
         return gy * (t(0.5) * (1 + th) + t(0.5) * x * (1 - th * th) * k
                      * (1 + t(3 * 0.044715) * x * x))
-    cdf = t(0.5) * (1 + erf(x * t(1 / math.sqrt(2))))
-    pdf = xp.exp(t(-0.5) * x * x) * t(1 / math.sqrt(2 * math.pi))
-    return gy * (cdf + x * pdf)
+    pdf = x * x
+    if isinstance(pdf, np.generic):  # 0-d operands give a numpy scalar, which has no ``out=``
+        return gy * (gelu_cdf(x) + x * xp.exp(t(-0.5) * pdf) * t(1 / math.sqrt(2 * math.pi)))
+    pdf *= t(-0.5)
+    xp.exp(pdf, out=pdf)
+    pdf *= t(1 / math.sqrt(2 * math.pi))
+    pdf *= x
+    pdf += gelu_cdf(x)
+    return gy * pdf
 
 
 @kernel("silu_bwd.cu")
@@ -253,13 +259,16 @@ def softmax_xent_bwd(xp, logp, target, gy, scale):
 def log_softmax(xp, x):
     """y = (x - m) - log(sum(exp(x - m))) over the last axis, m its max"""
     z = x - x.max(axis=-1, keepdims=True)
-    return z - xp.log(xp.exp(z).sum(axis=-1, keepdims=True))
+    z -= xp.log(xp.exp(z).sum(axis=-1, keepdims=True))
+    return z
 
 
 @kernel("log_softmax_bwd.cu")
 def log_softmax_bwd(xp, y, gy):
     """gx = gy - exp(y) * sum(gy) over the last axis   (y = log_softmax(x))"""
-    return gy - xp.exp(y) * gy.sum(axis=-1, keepdims=True)
+    g = xp.exp(y)
+    g *= gy.sum(axis=-1, keepdims=True)
+    return xp.subtract(gy, g, out=g)
 
 
 @kernel("nll_fwd.cu", outputs=2)
@@ -396,3 +405,43 @@ def erf(x):
     cupyx.scipy.special.erf on CuPy arrays (vectorised; the exact GELU and its backward)."""
     y = _backend.special_functions(_backend.xp_of(x)).erf(x)
     return y if y.dtype == x.dtype else y.astype(x.dtype)
+
+
+# erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (erf is +-1 in float32 beyond), fitted by weighted least
+# squares with Lawson reweighting (bench/tuning/erf_fit.py): relative error 2e-9 in exact
+# arithmetic; evaluated in float32 the rounding of the two Horner chains dominates: Phi within
+# 2.2e-7 (tests/test_kernels.py holds 4.4e-7), where scipy's float32 erf computes in double at
+# ~25x the cost of an exp.
+_ERF_P = (1.128379169381225, 0.1852028675709799, 0.05431675277324304, 0.003849582603366562,
+          0.00037960365633003687, 4.684645933767886e-06, -1.3201518029853537e-08)
+_ERF_Q = (1.0, 0.4974651817748278, 0.11395817094293462, 0.015462013664685671,
+          0.0013075569911269892, 6.31093343526608e-05)
+
+
+def _horner(coefficients, t):
+    c = t.dtype.type
+    out = t * c(coefficients[-1])
+    out += c(coefficients[-2])
+    for a in coefficients[-3::-1]:
+        out *= t
+        out += c(a)
+    return out
+
+
+def gelu_cdf(x):
+    """Phi(x) = (1 + erf(x / sqrt(2))) / 2, the exact GELU's gate: the rational erf above on
+    float32 / float16 numpy arrays, ``erf`` (double precision) on float64 and CuPy arrays."""
+    if x.__class__ is not np.ndarray or x.dtype == np.float64 or x.ndim == 0:
+        return 0.5 * (1 + erf(x * x.dtype.type(1 / math.sqrt(2))))
+    if x.dtype != np.float32:   # float16: the chains need float32's range and precision
+        return gelu_cdf(x.astype(np.float32)).astype(x.dtype)
+    c = x.dtype.type
+    z = x * c(1 / math.sqrt(2))
+    np.clip(z, c(-4), c(4), out=z)
+    t = z * z
+    y = _horner(_ERF_P, t)
+    y *= z
+    y /= _horner(_ERF_Q, t)
+    y += c(1)
+    y *= c(0.5)
+    return np.clip(y, c(0), c(1), out=y)   # rounding may step past the ends by an ulp

@@ -170,3 +170,16 @@ def test_record_goes_to_the_current_directory_outside_a_checkout(tmp_path, monke
                        "--quiet"]) == 0
     assert [p.suffix for p in tmp_path.iterdir()] == [".json"]
     assert not (tmp_path / "bench").exists()
+
+
+def test_gpt_case_trains_the_same_model_as_pytorch():
+    """The gpt case runs one model definition on both libraries from the same weights and
+    batches: its AdamW steps give PyTorch's losses."""
+    torch = pytest.importorskip("torch")
+    from gpugrad.bench import models
+    small = {**models.GPT, "width": 32, "context": 16, "batch": 2, "vocab": 64}
+    ours, theirs = models.gpt_step(gpugrad, "cpu", **small), models.gpt_step(torch, "cpu", **small)
+    for _ in range(3):
+        assert float(ours().detach()) == pytest.approx(float(theirs().detach()), rel=1e-5)
+    assert sum(p.numel() for p in ours.model.parameters()) == \
+        sum(p.numel() for p in theirs.model.parameters())

@@ -13,6 +13,7 @@ import gpugrad
 
 from .. import _backend, kernels
 from .. import cuda as gcuda
+from . import models
 
 LIBS = ("gpugrad", "torch", "floor")
 UNFUSED = "unfused"   # gpugrad with backward fusion off (CUDA only: the CPU never fuses)
@@ -73,8 +74,8 @@ class Impl:
 
 @dataclass
 class Case:
-    topic: str   # overhead | elementwise | kernels | mlp | graph | graphs | train | memory |
-    #              bandwidth
+    topic: str   # overhead | elementwise | kernels | mlp | graph | graphs | train | models |
+    #              memory | bandwidth
     name: str
     make: Callable        # make(impl, case) -> step
     size: int = 0
@@ -339,6 +340,11 @@ def make_train_epoch(impl, case):
     return epoch
 
 
+def make_model(impl, case):
+    """One training step of a real model (``bench/models.py``), the same code on both libraries."""
+    return models.gpt_step(_module(impl.lib), impl.device, **case.params)
+
+
 def _mlp_ops(T, x, t, layers, dev, lr):
     params = [(_to("gpugrad", w, dev, True), _to("gpugrad", b, dev, True)) for w, b in layers]
     rows = T.arange(x.shape[0], device=dev)
@@ -533,6 +539,8 @@ def cases(mode: str = "quick", gpu: bool | None = None) -> list[Case]:
     for n in (1000, 10_000) if full else (1000,):
         out.append(Case("graph", "graph", make_graph, n, "ops"))
     out.append(Case("train", "train:spirals", make_train_epoch, libs=("gpugrad", "torch")))
+    out.append(Case("models", "gpt", make_model, params=dict(models.GPT),
+                    libs=("gpugrad", "torch")))
     if gpu:   # a whole step replayed as one CUDA graph: gpugrad's against PyTorch's
         for base in (out[0], *(c for c in out if c.name in ("mlp_small", "mlp_large"))):
             out.append(Case("graphs", f"graphed:{base.name}", make_graphed, base.size,

@@ -21,8 +21,9 @@ class NativeLayerNormBackward0(Op):
         axes = tuple(range(x.ndim - k, x.ndim))
         mean = x.mean(axis=axes, keepdims=True)
         d = x - mean
-        rstd = 1 / xp.sqrt((d * d).mean(axis=axes, keepdims=True) + eps)
-        y = d * rstd
+        y = d * d
+        rstd = 1 / xp.sqrt(y.mean(axis=axes, keepdims=True) + eps)
+        xp.multiply(d, rstd, out=y)
         if w is not None:
             y *= w
         if b is not None:
@@ -32,6 +33,8 @@ class NativeLayerNormBackward0(Op):
 
     def backward(self, F, gy, x, w):
         axes = self.axes
+        if F.fast and x.ndim:
+            return self._backward_arrays(F, gy, x, w)
         if F.fast:
             mean, rstd = self.mean, self.rstd
         else:   # recomputed from x, so that the graph of this backward depends on x
@@ -49,6 +52,32 @@ class NativeLayerNormBackward0(Op):
             gw = F.sum(gy * xhat, lead) if lead else gy * xhat
         if need[2]:
             gb = F.sum(gy, lead) if lead else gy
+        return gx, gw, gb
+
+    def _backward_arrays(self, F, gy, x, w):
+        """The same formulas on arrays through two reused buffers (a new array per pass costs
+        its page faults again)."""
+        axes, rstd, need = self.axes, self.rstd, self.needs_input_grad
+        lead = tuple(range(x.ndim - len(axes)))
+        xhat = x - self.mean
+        xhat *= rstd
+        t = gy * xhat
+        gx = gw = gb = None
+        if need[1]:
+            gw = t.sum(axis=lead) if lead else t.copy()
+        if need[2]:
+            gb = gy.sum(axis=lead) if lead else gy
+        if need[0]:
+            gh = gy * w if w is not None else gy
+            if w is not None:
+                F.multiply(gh, xhat, out=t)
+            m2 = t.mean(axis=axes, keepdims=True)
+            m1 = gh.mean(axis=axes, keepdims=True)
+            F.multiply(xhat, m2, out=t)
+            F.subtract(gh, t, out=t)
+            t -= m1
+            t *= rstd
+            gx = t
         return gx, gw, gb
 
 

@@ -20,10 +20,18 @@ class SoftmaxBackward0(Op):
 
     def forward(self, xp, x, axis=-1):
         self.axis = axis
-        e = xp.exp(x - x.max(axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
+        e = x - x.max(axis=axis, keepdims=True)
+        xp.exp(e, out=e)
+        e /= e.sum(axis=axis, keepdims=True)
+        return e
 
     def backward(self, F, gy, y):
+        if F.fast and y.ndim:   # arrays: one buffer, reused (a new one per pass page-faults)
+            g = gy * y
+            s = g.sum(axis=self.axis, keepdims=True)
+            F.subtract(gy, s, out=g)
+            g *= y
+            return g
         return y * (gy - F.sum(gy * y, axis=self.axis, keepdims=True))
 
 
