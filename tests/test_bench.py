@@ -170,3 +170,14 @@ def test_record_goes_to_the_current_directory_outside_a_checkout(tmp_path, monke
                        "--quiet"]) == 0
     assert [p.suffix for p in tmp_path.iterdir()] == [".json"]
     assert not (tmp_path / "bench").exists()
+
+
+@pytest.mark.parametrize("name", ["lstm", "gru"])
+def test_recurrent_cases_train_the_same_model_as_pytorch(name):
+    """The LSTM / GRU language-model steps start from the same weights in both libraries, so
+    their first losses agree (the case measures like against like)."""
+    pytest.importorskip("torch")
+    from gpugrad.bench.cases import Impl
+    [case] = bench.select(bench.cases("quick", gpu=False), name)
+    losses = [float(case.make(Impl(lib, "cpu"), case)()) for lib in ("gpugrad", "torch")]
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5)

@@ -73,8 +73,8 @@ class Impl:
 
 @dataclass
 class Case:
-    topic: str   # overhead | elementwise | kernels | mlp | graph | graphs | train | memory |
-    #              bandwidth
+    topic: str   # overhead | elementwise | kernels | mlp | recurrent | graph | graphs | train |
+    #              memory | bandwidth
     name: str
     make: Callable        # make(impl, case) -> step
     size: int = 0
@@ -339,6 +339,39 @@ def make_train_epoch(impl, case):
     return epoch
 
 
+# Recurrent language model: one training step of embedding -> 2-layer LSTM (or GRU) ->
+# linear decoder -> cross-entropy, backward, Adam step; float32, time-major, same init per lib.
+def make_recurrent(impl, case):
+    p, dev = case.params, impl.device
+    vocab, emb, hidden, seq, batch = p["vocab"], p["emb"], p["hidden"], p["seq"], p["batch"]
+    T = _module(impl.lib)
+    T.manual_seed(0)
+    nn = T.nn
+    embed = nn.Embedding(vocab, emb)
+    rnn = (nn.LSTM if case.name == "lstm" else nn.GRU)(emb, hidden, num_layers=2)
+    head = nn.Linear(hidden, vocab)
+    rng = np.random.default_rng(3)
+    for i, prm in enumerate((*embed.parameters(), *rnn.parameters(), *head.parameters())):
+        with T.no_grad():   # the same weights in both libraries
+            prm.copy_(T.from_numpy(rng.uniform(-0.1, 0.1, tuple(prm.shape)).astype(np.float32)))
+    model = nn.ModuleList([embed, rnn, head]).to(dev)
+    tokens = _to(impl.lib, _xp(dev).asarray(_labels(dev, seq * batch, vocab, seed=4)
+                                            .reshape(seq, batch)), dev)
+    targets = _to(impl.lib, _xp(dev).asarray(_labels(dev, seq * batch, vocab, seed=5)), dev)
+    opt = T.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        out, _ = rnn(embed(tokens))
+        loss = loss_fn(head(out).reshape(-1, vocab), targets)
+        loss.backward()
+        opt.step()
+        return loss
+    step.clear = opt.zero_grad
+    return step
+
+
 def _mlp_ops(T, x, t, layers, dev, lr):
     params = [(_to("gpugrad", w, dev, True), _to("gpugrad", b, dev, True)) for w, b in layers]
     rows = T.arange(x.shape[0], device=dev)
@@ -530,6 +563,10 @@ def cases(mode: str = "quick", gpu: bool | None = None) -> list[Case]:
         for w in (64, 128, 256, 512, 1024) if full else (64, 128, 256, 512):
             out.append(Case("mlp", "mlp_sweep", make_mlp, w, "w", sweep="mlp_sweep", params={
                 **mlp, "dims": (w, w, w, 10), "batch": w}))
+    rnn_lm = {"vocab": 1000, "emb": 128, "hidden": 128, "seq": 32, "batch": 16}
+    for name in ("lstm", "gru"):
+        out.append(Case("recurrent", name, make_recurrent, params=rnn_lm,
+                        libs=("gpugrad", "torch")))
     for n in (1000, 10_000) if full else (1000,):
         out.append(Case("graph", "graph", make_graph, n, "ops"))
     out.append(Case("train", "train:spirals", make_train_epoch, libs=("gpugrad", "torch")))
