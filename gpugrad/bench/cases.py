@@ -351,7 +351,7 @@ def make_recurrent(impl, case):
     rnn = (nn.LSTM if case.name == "lstm" else nn.GRU)(emb, hidden, num_layers=2)
     head = nn.Linear(hidden, vocab)
     rng = np.random.default_rng(3)
-    for i, prm in enumerate((*embed.parameters(), *rnn.parameters(), *head.parameters())):
+    for prm in (*embed.parameters(), *rnn.parameters(), *head.parameters()):
         with T.no_grad():   # the same weights in both libraries
             prm.copy_(T.from_numpy(rng.uniform(-0.1, 0.1, tuple(prm.shape)).astype(np.float32)))
     model = nn.ModuleList([embed, rnn, head]).to(dev)
@@ -421,6 +421,11 @@ def _mlp_floor(xp, x, t, layers, lr):
     return step
 
 
+# The recurrent cells' outputs, in (rows, hidden) states: h', c', act (5); d (4), dc; h', act
+# (4); d_gi (3), d_gh (3), dh.
+CELL_OUTPUTS = {"lstm_cell": 7, "lstm_cell_bwd": 5, "gru_cell": 5, "gru_cell_bwd": 7}
+
+
 # Fused kernels: inputs for each kernel in ``kernels.REGISTRY`` (n elements per array).
 def kernel_args(name, device, n):
     """Arguments of kernel ``name`` at ``n`` elements, or None when no recipe exists."""
@@ -443,6 +448,16 @@ def kernel_args(name, device, n):
         z = _rand(device, (n // C, C))
         logp = z - xp.log(xp.exp(z).sum(axis=1, keepdims=True))
         return logp, _labels(device, n // C, C), one, C / n
+    if name in CELL_OUTPUTS:   # one step of a cell over (n / 256, 256) units
+        rows, k = max(1, n // 256), 4 if name.startswith("lstm") else 3
+        g = functools.partial(_rand, device, (rows, k * 256))
+        s = functools.partial(_rand, device, (rows, 256))
+        return {"lstm_cell": lambda: (g(1), g(2), _rand(device, (k * 256,), 3), s(4)),
+                "gru_cell": lambda: (g(1), g(2), _rand(device, (k * 256,), 3), s(4)),
+                "lstm_cell_bwd": lambda: (_rand(device, (5, rows, 256), 1, 0.0, 1.0), s(2),
+                                          s(3), s(4)),
+                "gru_cell_bwd": lambda: (_rand(device, (4, rows, 256), 1, 0.0, 1.0), s(2),
+                                         s(3))}[name]()
     recipes = {
         "add": lambda: (r(1), r(2)),
         "mul": lambda: (r(1), r(2)),
@@ -474,6 +489,10 @@ def bytes_moved(kernel, args) -> int:
     if kernel.name == "gemm":   # its output is (m, n), not shaped like an input
         a, b = args
         return int(a.nbytes + b.nbytes + a.shape[0] * b.shape[1] * a.itemsize)
+    if kernel.name in CELL_OUTPUTS:   # outputs counted in (rows, hidden) states
+        state = args[-1] if kernel.name != "gru_cell_bwd" else args[1]
+        return int(sum(a.nbytes for a in args if a is not None)
+                   + CELL_OUTPUTS[kernel.name] * state.nbytes)
     arrays = [(i, a) for i, a in enumerate(args) if hasattr(a, "nbytes")]
     total = sum(a.nbytes * (2 if i in kernel.inplace else 1) for i, a in arrays)
     return int(total + kernel.outputs * arrays[0][1].nbytes)

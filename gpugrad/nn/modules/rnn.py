@@ -1,5 +1,6 @@
 """Recurrent layers: the RNN, LSTM and GRU cells and their multi-layer, optionally bidirectional
-sequence versions, composed from linear, sigmoid and tanh ops with PyTorch's gate layouts
+sequence versions: each time step one fused cell op (ops/nn/rnn.py), the input projection of
+every step made at once before the loop; PyTorch's gate layouts
 (LSTM i, f, g, o; GRU r, z, n), parameter names and initialisation."""
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ import numbers
 import warnings
 
 from ... import _creation
-from ...ops.nn import activation as nn_activation
-from ...ops.pointwise import unary
+from ...ops.nn import rnn as cells
 from ...ops.shape import joining
 from .. import functional as F
 from .. import init
@@ -19,38 +19,27 @@ from .module import Module
 
 __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
 
-sigmoid, tanh = nn_activation.sigmoid, unary.tanh
-
-
-# -- one time step: ``gi`` is the input projection x W_ih^T + b_ih, ``state`` a tuple ------------
+# -- one time step: ``gi`` is the input projection x W_ih^T + b_ih, ``state`` a tuple; each step
+# is one fused op (one graph node; ops/nn/rnn.py) ---------------------------------------------
 def _rnn_tanh_step(gi, state, w_hh, b_hh, w_hr=None):
     """h' = tanh(W_ih x + b_ih + W_hh h + b_hh)"""
-    return (tanh(gi + F.linear(state[0], w_hh, b_hh)),)
+    return (cells.RnnTanhCellBackward0.apply(gi, state[0], w_hh, b_hh),)
 
 
 def _rnn_relu_step(gi, state, w_hh, b_hh, w_hr=None):
     """h' = relu(W_ih x + b_ih + W_hh h + b_hh)"""
-    return (nn_activation.relu(gi + F.linear(state[0], w_hh, b_hh)),)
+    return (cells.RnnReluCellBackward0.apply(gi, state[0], w_hh, b_hh),)
 
 
 def _lstm_step(gi, state, w_hh, b_hh, w_hr=None):
     """c' = f c + i g, h' = o tanh(c') (projected by W_hr when given); gates i, f, g, o"""
-    h, c = state
-    i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, -1)
-    c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-    h = sigmoid(o) * tanh(c)
+    h, c = cells.LstmCellBackward0.apply(gi, state[0], state[1], w_hh, b_hh)
     return (h if w_hr is None else F.linear(h, w_hr), c)
 
 
 def _gru_step(gi, state, w_hh, b_hh, w_hr=None):
     """h' = (1 - z) n + z h, n = tanh(W_in x + b_in + r (W_hn h + b_hn)); gates r, z, n"""
-    h = state[0]
-    i_r, i_z, i_n = gi.chunk(3, -1)
-    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r = sigmoid(i_r + h_r)
-    z = sigmoid(i_z + h_z)
-    n = tanh(i_n + r * h_n)
-    return ((1 - z) * n + z * h,)
+    return (cells.GruCellBackward0.apply(gi, state[0], w_hh, b_hh),)
 
 
 _STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step,
@@ -377,6 +366,8 @@ class RNNBase(Module):
             for direction in range(directions):
                 k = layer * directions + direction
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(k)
+                if b_hh is not None and self.mode != "GRU":   # (GRU's b_hn is gated by r)
+                    b_ih, b_hh = b_ih + b_hh, None   # both biases in the one projection
                 gi = F.linear(x, w_ih, b_ih)   # every step's input projection at once
                 state = tuple(s[k] for s in per_layer)
                 weights = (w_hh, b_hh, w_hr)
