@@ -392,13 +392,17 @@ def softmax_xent_bwd(xp, logp, target, gy, scale):
 def log_softmax(xp, x):
     """y = (x - m) - log(sum(exp(x - m))) over the last axis, m its max"""
     z = x - x.max(axis=-1, keepdims=True)
-    return z - xp.log(xp.exp(z).sum(axis=-1, keepdims=True))
+    # NOTE: in place where possible: on numpy each fresh large temporary costs its page faults
+    z -= xp.log(xp.exp(z).sum(axis=-1, keepdims=True))
+    return z
 
 
 @kernel("log_softmax_bwd.cu")
 def log_softmax_bwd(xp, y, gy):
     """gx = gy - exp(y) * sum(gy) over the last axis   (y = log_softmax(x))"""
-    return gy - xp.exp(y) * gy.sum(axis=-1, keepdims=True)
+    g = xp.exp(y)
+    g *= gy.sum(axis=-1, keepdims=True)
+    return xp.subtract(gy, g, out=g)
 
 
 @kernel("nll_fwd.cu", outputs=2)

@@ -489,3 +489,35 @@ def test_cells_without_a_cell_state_gradient(rng):
     x = tensor(rng.standard_normal((2, 3)), requires_grad=True)
     assert gradcheck(lambda x, *ps: cell(x)[0], (x, *cell.parameters()))
     assert gradcheck(lambda x, *ps: cell(x)[1], (x, *cell.parameters()))
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_weight_gradients_summed_over_the_sequence_match_pytorch(mode, rng):
+    """The steps of a sequence hand their weight gradients to its first step: right when only
+    part of the output is used, when the layer runs twice in one loss, for autograd.grad and
+    for a second backward over a retained graph."""
+    torch = pytest.importorskip("torch")
+    ours = getattr(nn, mode)(3, 4, 1, dtype=f64)
+    theirs = _torch_twin(torch, ours, getattr(torch.nn, mode)(3, 4, 1))
+    x1, x2 = rng.standard_normal((6, 2, 3)), rng.standard_normal((4, 2, 3))
+
+    def loss(lib, m):
+        a, b = m(lib.tensor(x1))[0], m(lib.tensor(x2))[0]
+        return a[:3].pow(2).sum() + b.sin().sum()
+    params = list(ours.parameters())
+    got = gpugrad.autograd.grad(loss(gpugrad, ours), params)
+    want = torch.autograd.grad(loss(torch, theirs), list(theirs.parameters()))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(to_numpy(g), w.numpy(), rtol=1e-10, atol=1e-12)
+    out = loss(gpugrad, ours)
+    out.backward(retain_graph=True)
+    out.backward()
+    for p, w in zip(params, want):
+        np.testing.assert_allclose(to_numpy(p.grad), 2 * w.numpy(), rtol=1e-10, atol=1e-12)
+    m_out, w_hh = ours(gpugrad.tensor(x1))[0], ours.weight_hh_l0
+    w_hh.grad = None
+    m_out[4:].sum().backward(inputs=[w_hh])
+    t_out = theirs(torch.tensor(x1))[0]
+    t_out[4:].sum().backward(inputs=[theirs.weight_hh_l0])
+    np.testing.assert_allclose(to_numpy(w_hh.grad), theirs.weight_hh_l0.grad.numpy(),
+                               rtol=1e-10, atol=1e-12)

@@ -21,25 +21,27 @@ __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "L
 
 # -- one time step: ``gi`` is the input projection x W_ih^T + b_ih, ``state`` a tuple; each step
 # is one fused op (one graph node; ops/nn/rnn.py) ---------------------------------------------
-def _rnn_tanh_step(gi, state, w_hh, b_hh, w_hr=None):
+# ``seq`` (a cells.Sequence, or None for a lone step) lets the steps of one sequence sum their
+# weight gradients as one product.
+def _rnn_tanh_step(gi, state, w_hh, b_hh, w_hr=None, seq=None):
     """h' = tanh(W_ih x + b_ih + W_hh h + b_hh)"""
-    return (cells.RnnTanhCellBackward0.apply(gi, state[0], w_hh, b_hh),)
+    return (cells.RnnTanhCellBackward0.apply(gi, state[0], w_hh, b_hh, seq=seq),)
 
 
-def _rnn_relu_step(gi, state, w_hh, b_hh, w_hr=None):
+def _rnn_relu_step(gi, state, w_hh, b_hh, w_hr=None, seq=None):
     """h' = relu(W_ih x + b_ih + W_hh h + b_hh)"""
-    return (cells.RnnReluCellBackward0.apply(gi, state[0], w_hh, b_hh),)
+    return (cells.RnnReluCellBackward0.apply(gi, state[0], w_hh, b_hh, seq=seq),)
 
 
-def _lstm_step(gi, state, w_hh, b_hh, w_hr=None):
+def _lstm_step(gi, state, w_hh, b_hh, w_hr=None, seq=None):
     """c' = f c + i g, h' = o tanh(c') (projected by W_hr when given); gates i, f, g, o"""
-    h, c = cells.LstmCellBackward0.apply(gi, state[0], state[1], w_hh, b_hh)
+    h, c = cells.LstmCellBackward0.apply(gi, state[0], state[1], w_hh, b_hh, seq=seq)
     return (h if w_hr is None else F.linear(h, w_hr), c)
 
 
-def _gru_step(gi, state, w_hh, b_hh, w_hr=None):
+def _gru_step(gi, state, w_hh, b_hh, w_hr=None, seq=None):
     """h' = (1 - z) n + z h, n = tanh(W_in x + b_in + r (W_hn h + b_hn)); gates r, z, n"""
-    return (cells.GruCellBackward0.apply(gi, state[0], w_hh, b_hh),)
+    return (cells.GruCellBackward0.apply(gi, state[0], w_hh, b_hh, seq=seq),)
 
 
 _STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step,
@@ -386,9 +388,9 @@ class RNNBase(Module):
 
     def _scan(self, gis, state, weights, reverse):
         """The per-step outputs (in time order) and the last state over equal-length steps."""
-        step, hs = _STEPS[self.mode], []
+        step, hs, seq = _STEPS[self.mode], [], cells.Sequence()
         for gi in (reversed(gis) if reverse else gis):
-            state = step(gi, state, *weights)
+            state = step(gi, state, *weights, seq=seq)
             hs.append(state[0])
         if reverse:
             hs.reverse()
@@ -398,7 +400,7 @@ class RNNBase(Module):
         """As ``_scan`` over packed steps, whose batch shrinks (sequences sorted longest first).
         Forward, the rows of sequences that end are set aside as their final states; in
         reverse, a sequence joins with its initial state at its own last step."""
-        step, hs, done = _STEPS[self.mode], [], []
+        step, hs, done, seq = _STEPS[self.mode], [], [], cells.Sequence()
         full, live = state, gis[-1].shape[0] if reverse else gis[0].shape[0]
         state = tuple(s[:live] for s in full)
         for gi in (reversed(gis) if reverse else gis):
@@ -409,7 +411,7 @@ class RNNBase(Module):
                 done.append(tuple(s[n:] for s in state))
                 state = tuple(s[:n] for s in state)
             live = n
-            state = step(gi, state, *weights)
+            state = step(gi, state, *weights, seq=seq)
             hs.append(state[0])
         if reverse:
             hs.reverse()

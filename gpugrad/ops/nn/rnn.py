@@ -9,13 +9,21 @@ fused kernel (``kernels.lstm_cell_bwd``, ``gru_cell_bwd``; their numpy reference
 path) reading the activations the forward kept; under ``create_graph`` the gates are recomputed
 from the saved inputs with differentiable ops and the same formulas run on them, so second
 derivatives are exact.
+
+The steps of one sequence share a ``Sequence``: on plain backward each step leaves its gate
+gradients and its h for the sequence's first step, whose node runs last, to turn into W_hh's
+(and b_hh's) gradient as one product over all steps, as PyTorch's fused RNNs do, where a step
+alone would make a small product and the engine would add 32 of them up.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
 from ... import kernels
 from ..._exports import export
+from ...autograd.engine import current_task
 from .._op import Op
 from ..linalg.products import linear
 
@@ -39,24 +47,58 @@ def _hidden_product(F, h, w_hh, b_hh):
     return y if b_hh is None else y + b_hh
 
 
-def _weight_grads(F, d, h, need):
-    """(d W_hh, d b_hh) of ``h W_hh^T + b_hh`` from its gradient ``d``."""
+class Sequence:
+    """What the cell nodes of one sequence (one layer, one direction) share: the first step's
+    node (weakly: the nodes hold this), which sums the weight gradients of them all."""
+    __slots__ = ("first", "__weakref__")
+
+    def __init__(self):
+        self.first = None
+
+
+def _weight_grads(F, d, h, need, node):
+    """(d W_hh, d b_hh) of ``h W_hh^T + b_hh`` from its gradient ``d``; for a step of a
+    ``Sequence`` on plain backward, None until its first step, which returns those of every step
+    that ran in this backward."""
+    if not (need[0] or need[1]):
+        return None, None
+    seq = node.seq
+    if seq is not None and F.fast:
+        first = seq.first() if seq.first is not None else None
+        task = current_task()
+        if first is not None and task is not None and task.will_execute(first):
+            pending = task.hook_state.setdefault(seq, [])
+            pending.append((d, h))
+            if node is not first:
+                return None, None
+            del task.hook_state[seq]
+            if len(pending) > 1:
+                d = F.concatenate([p[0] for p in pending], 0)
+                h = F.concatenate([p[1] for p in pending], 0)
     return (F.matmul(F.swapaxes(d, 0, 1), h) if need[0] else None,
             F.sum(d, 0) if need[1] else None)
+
+
+def _join(node, seq):
+    """Make ``node`` a step of ``seq`` (its first step when it is the first to join)."""
+    node.seq = seq
+    if seq is not None and seq.first is None:
+        seq.first = weakref.ref(node)
 
 
 class LstmCellBackward0(Op):
     """gates = gi + h W_hh^T + b_hh;  i, f, g, o = sigmoid, sigmoid, tanh, sigmoid of its four
     blocks;  c' = f c + i g;  h' = o tanh(c').  Outputs (h', c')."""
-    __slots__ = ("act",)
+    __slots__ = ("act", "seq")
     saves = (0, 1, 2, 3, 4)
     optional_inputs = (4,)
     saved_names = ("input_gates", "hx", "cx", "w_hh", "b_hh")
     temps = ("act",)
     operand_names = ("input_gates", "hx", "cx", "w_hh", "b_hh")
 
-    def forward(self, xp, gi, h, c, w_hh, b_hh):
+    def forward(self, xp, gi, h, c, w_hh, b_hh, seq=None):
         h_new, c_new, self.act = kernels.lstm_cell(_hh(xp, h, w_hh), gi, b_hh, c)
+        _join(self, seq)
         return h_new, c_new
 
     def backward(self, F, grads, gi, h, c, w_hh, b_hh):
@@ -67,7 +109,7 @@ class LstmCellBackward0(Op):
             d, dc = _lstm_cell_bwd_graph(F, gi, h, c, w_hh, b_hh, gh, gc)
         need = self.needs_input_grad
         return (d if need[0] else None, F.matmul(d, w_hh) if need[1] else None,
-                dc if need[2] else None, *_weight_grads(F, d, h, need[3:]))
+                dc if need[2] else None, *_weight_grads(F, d, h, need[3:], self))
 
 
 LstmCellBackward0.n_outputs = 2
@@ -91,15 +133,16 @@ def _lstm_cell_bwd_graph(F, gi, h, c, w_hh, b_hh, gh, gc):
 class GruCellBackward0(Op):
     """gh = h W_hh^T + b_hh;  r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z),
     n = tanh(gi_n + r gh_n);  h' = (1 - z) n + z h   (blocks r, z, n)"""
-    __slots__ = ("act",)
+    __slots__ = ("act", "seq")
     saves = (0, 1, 2, 3)
     optional_inputs = (3,)
     saved_names = ("input_gates", "hx", "w_hh", "b_hh")
     temps = ("act",)
     operand_names = ("input_gates", "hx", "w_hh", "b_hh")
 
-    def forward(self, xp, gi, h, w_hh, b_hh):
+    def forward(self, xp, gi, h, w_hh, b_hh, seq=None):
         h_new, self.act = kernels.gru_cell(gi, _hh(xp, h, w_hh), b_hh, h)
+        _join(self, seq)
         return h_new
 
     def backward(self, F, gy, gi, h, w_hh, b_hh):
@@ -109,7 +152,7 @@ class GruCellBackward0(Op):
             d_gi, d_gh, dh = _gru_cell_bwd_graph(F, gi, h, w_hh, b_hh, gy)
         need = self.needs_input_grad
         return (d_gi if need[0] else None, dh + F.matmul(d_gh, w_hh) if need[1] else None,
-                *_weight_grads(F, d_gh, h, need[2:]))
+                *_weight_grads(F, d_gh, h, need[2:], self))
 
 
 def _gru_cell_bwd_graph(F, gi, h, w_hh, b_hh, gy):
@@ -127,13 +170,15 @@ def _gru_cell_bwd_graph(F, gi, h, w_hh, b_hh, gy):
 
 class RnnTanhCellBackward0(Op):
     """h' = tanh(gi + h W_hh^T + b_hh)"""
+    __slots__ = ("seq",)
     saves = (1, 2)
     saves_output = True
     optional_inputs = (3,)
     saved_names = ("hx", "w_hh", "result")
     operand_names = ("input_gates", "hx", "w_hh", "b_hh")
 
-    def forward(self, xp, gi, h, w_hh, b_hh):
+    def forward(self, xp, gi, h, w_hh, b_hh, seq=None):
+        _join(self, seq)
         y = gi + _hh(xp, h, w_hh)
         if b_hh is not None:
             y += b_hh
@@ -151,7 +196,7 @@ class RnnTanhCellBackward0(Op):
         d = self.activation_bwd(F, y, gy)
         need = self.needs_input_grad
         return (d if need[0] else None, F.matmul(d, w_hh) if need[1] else None,
-                *_weight_grads(F, d, h, need[2:]))
+                *_weight_grads(F, d, h, need[2:], self))
 
 
 class RnnReluCellBackward0(RnnTanhCellBackward0):
