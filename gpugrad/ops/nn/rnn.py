@@ -33,12 +33,17 @@ def _blocks(a, k, hidden):
     return tuple(a[:, j * hidden:(j + 1) * hidden] for j in range(k))
 
 
-def _hh(xp, h, w_hh):
-    """h W_hh^T: on numpy as (W_hh h^T)^T, a Fortran-ordered view BLAS makes ~2x faster than
-    h W_hh^T at these shapes, which the cell kernels read in place (kernels.gate_blocks)."""
-    if xp is np:
+def _hh(xp, h, w_hh, seq):
+    """h W_hh^T. BLAS runs h W^T ~2x slower than h (W^T copied contiguous) at these shapes:
+    numpy takes the copy a sequence keeps, or for a lone step (W h^T)^T, a Fortran-ordered
+    view the cell kernels read in place (kernels.gate_blocks)."""
+    if xp is not np:
+        return kernels.matmul(xp, h, w_hh.T)
+    if seq is None:
         return np.matmul(w_hh, h.T).T
-    return kernels.matmul(xp, h, w_hh.T)
+    if seq.w_t is None or seq.w_t[0] is not w_hh:
+        seq.w_t = (w_hh, np.ascontiguousarray(w_hh.T))
+    return np.matmul(h, seq.w_t[1])
 
 
 def _hidden_product(F, h, w_hh, b_hh):
@@ -49,11 +54,12 @@ def _hidden_product(F, h, w_hh, b_hh):
 
 class Sequence:
     """What the cell nodes of one sequence (one layer, one direction) share: the first step's
-    node (weakly: the nodes hold this), which sums the weight gradients of them all."""
-    __slots__ = ("first", "__weakref__")
+    node (weakly: the nodes hold this), which sums the weight gradients of them all, and the
+    forward's transposed copy of W_hh."""
+    __slots__ = ("first", "w_t", "__weakref__")
 
     def __init__(self):
-        self.first = None
+        self.first = self.w_t = None   # w_t: (W_hh, W_hh^T contiguous) for the forward
 
 
 def _weight_grads(F, d, h, need, node):
@@ -97,7 +103,7 @@ class LstmCellBackward0(Op):
     operand_names = ("input_gates", "hx", "cx", "w_hh", "b_hh")
 
     def forward(self, xp, gi, h, c, w_hh, b_hh, seq=None):
-        h_new, c_new, self.act = kernels.lstm_cell(_hh(xp, h, w_hh), gi, b_hh, c)
+        h_new, c_new, self.act = kernels.lstm_cell(_hh(xp, h, w_hh, seq), gi, b_hh, c)
         _join(self, seq)
         return h_new, c_new
 
@@ -141,7 +147,7 @@ class GruCellBackward0(Op):
     operand_names = ("input_gates", "hx", "w_hh", "b_hh")
 
     def forward(self, xp, gi, h, w_hh, b_hh, seq=None):
-        h_new, self.act = kernels.gru_cell(gi, _hh(xp, h, w_hh), b_hh, h)
+        h_new, self.act = kernels.gru_cell(gi, _hh(xp, h, w_hh, seq), b_hh, h)
         _join(self, seq)
         return h_new
 
@@ -179,7 +185,7 @@ class RnnTanhCellBackward0(Op):
 
     def forward(self, xp, gi, h, w_hh, b_hh, seq=None):
         _join(self, seq)
-        y = gi + _hh(xp, h, w_hh)
+        y = gi + _hh(xp, h, w_hh, seq)
         if b_hh is not None:
             y += b_hh
         return self.activate(xp, y)
