@@ -521,3 +521,15 @@ def test_weight_gradients_summed_over_the_sequence_match_pytorch(mode, rng):
     t_out[4:].sum().backward(inputs=[theirs.weight_hh_l0])
     np.testing.assert_allclose(to_numpy(w_hh.grad), theirs.weight_hh_l0.grad.numpy(),
                                rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_forward_mode_derivative_through_the_cells(mode, rng):
+    import gpugrad.autograd.forward_ad as fwAD
+    m = getattr(nn, mode)(3, 4, 2, dtype=f64)
+    x, v = tensor(rng.standard_normal((5, 2, 3))), tensor(rng.standard_normal((5, 2, 3)))
+    with fwAD.dual_level():
+        jvp = fwAD.unpack_dual(m(fwAD.make_dual(x, v))[0]).tangent
+    with gpugrad.no_grad():
+        fd = (m(x + 1e-6 * v)[0] - m(x - 1e-6 * v)[0]) / 2e-6
+    np.testing.assert_allclose(to_numpy(jvp), to_numpy(fd), rtol=1e-6, atol=1e-8)
