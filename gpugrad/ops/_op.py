@@ -108,6 +108,16 @@ class ArrayNS:
         """zeros(shape) with ``g`` added at ``index`` (repeated indices add up)."""
         out = self.xp.zeros(shape, dtype=g.dtype)
         if self.xp is np:
+            rows = index[0] if len(index) == 1 and len(shape) > 1 else None
+            if (rows.__class__ is np.ndarray and rows.dtype.kind in "iu" and rows.size
+                    and rows.min() >= 0):
+                # NOTE: whole rows (an embedding's gradient): numpy's add.at is ~3x faster on
+                # flat element indices than on rows, and adds in the same order
+                inner = out[0].size
+                flat = (rows.reshape(-1, 1) * inner + np.arange(inner)).reshape(-1)
+                np.add.at(out.reshape(-1), flat,
+                          np.broadcast_to(g, rows.shape + shape[1:]).reshape(-1))
+                return out
             np.add.at(out, index, g)
         else:
             self.xp.add.at(out, index, g)
