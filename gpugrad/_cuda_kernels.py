@@ -437,14 +437,23 @@ _CELLS = {
 }
 
 
+@functools.lru_cache(maxsize=None)
+def _cell_plan(kernel, entry: str) -> tuple:
+    """Per parameter of a cell entry: ("in", argument index), ("rows"/"hidden", -1) or
+    ("out", (k, m)), worked out once per kernel and entry."""
+    names = _ref_names(kernel.ref)
+    shapes = _CELLS[kernel.name][1]
+    return tuple(("in", names.index(p.name)) if p.name in names
+                 else (p.name, -1) if p.name in ("rows", "hidden")
+                 else ("out", shapes[p.name]) for p in entries_of(kernel.source)[entry])
+
+
 def bind_cell(kernel, args, xp):
     """A recurrent cell's binding: inputs made contiguous in the state's dtype (None: a null
     pointer, which the entry reads as zeros or no bias), outputs allocated as ``_CELLS`` says
     ((k, m): k blocks of (rows, m hidden), ``act`` as (k, rows, hidden)); ``rows`` and
     ``hidden`` from the state; the launch covers rows * hidden."""
-    names = _ref_names(kernel.ref)
-    state, shapes = _CELLS[kernel.name]
-    x = args[names.index(state)]
+    x = args[_ref_names(kernel.ref).index(_CELLS[kernel.name][0])]
     ctype = CTYPES.get(x.dtype)
     if ctype is None:
         raise TypeError(f"{kernel.name}: CUDA kernel supports float32 and float64, "
@@ -452,19 +461,19 @@ def bind_cell(kernel, args, xp):
     rows, hidden = x.shape
     entry = f"{kernel.name}_{ctype}"
     values, outputs = [], []
-    for p in entries_of(kernel.source)[entry]:
-        if p.name in names:
-            a = args[names.index(p.name)]
+    for kind, at in _cell_plan(kernel, entry):
+        if kind == "in":
+            a = args[at]
             values.append(np.uint64(0) if a is None else
                           a if a.dtype == x.dtype and a.flags.c_contiguous else
                           xp.ascontiguousarray(a, dtype=x.dtype))
-        elif p.name in ("rows", "hidden"):
-            values.append(np.int64(rows if p.name == "rows" else hidden))
-        else:
-            k, m = shapes[p.name]
+        elif kind == "out":
+            k, m = at
             out = xp.empty((k, rows, hidden) if k > 1 else (rows, m * hidden), x.dtype)
             values.append(out)
             outputs.append(out)
+        else:
+            values.append(np.int64(rows if kind == "rows" else hidden))
     return entry, tuple(values), rows * hidden, outputs, []
 
 
