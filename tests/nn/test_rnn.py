@@ -2,6 +2,8 @@
 PyTorch, shapes for every option, parameters, dropout, errors and gradcheck."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import tensor, to_numpy
@@ -533,3 +535,18 @@ def test_forward_mode_derivative_through_the_cells(mode, rng):
     with gpugrad.no_grad():
         fd = (m(x + 1e-6 * v)[0] - m(x - 1e-6 * v)[0]) / 2e-6
     np.testing.assert_allclose(to_numpy(jvp), to_numpy(fd), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("call", [
+    lambda T: T.lstm_cell(T.ones(3), (T.zeros(4), T.zeros(4)), T.ones(16, 3), T.ones(16, 4)),
+    lambda T: T.gru_cell(T.ones(2, 3), T.zeros(2, 5), T.ones(12, 3), T.ones(12, 4)),
+    lambda T: T.gru_cell(T.ones(2, 2), T.zeros(2, 4), T.ones(12, 3), T.ones(12, 4)),
+    lambda T: T.rnn_tanh_cell(T.ones(2, 3), T.zeros(3, 4), T.ones(4, 3), T.ones(4, 4)),
+    lambda T: T.lstm_cell(T.ones(2, 3), (T.zeros(2, 4), T.zeros(3, 4)), T.ones(16, 3),
+                          T.ones(16, 4))])
+def test_cell_functions_errors_match_pytorch(call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value), match=f"^{re.escape(str(theirs.value))}$"):
+        call(gpugrad)

@@ -218,28 +218,50 @@ class RnnReluCellBackward0(RnnTanhCellBackward0):
 
 
 # -- torch.* functions: the step from the raw input (its projection made here) -------------------
+def _checked(input, states, w_ih, w_hh):
+    """PyTorch's checks of a cell's input and states (batched, 2-D), then its projection."""
+    for t in (input, *states):
+        if t.dim() != 2:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(t.dim(), 1)}, {max(t.dim(), 1) - 1}], but got 1)")
+    if input.shape[1] != w_ih.shape[1]:
+        raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
+                           f"expected {w_ih.shape[1]}")
+    for k, s in enumerate(states):
+        if s.shape[0] != input.shape[0]:
+            raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{k} "
+                               f"batch size {s.shape[0]}")
+        if s.shape[1] != w_hh.shape[1] and k == 0:
+            raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {s.shape[1]}, "
+                               f"expected {w_hh.shape[1]}")
+
+
 @export("lstm_cell")
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """(h', c') of one LSTM step from ``input`` and ``hx = (h, c)``"""
     h, c = hx
+    _checked(input, (h, c), w_ih, w_hh)
     return LstmCellBackward0.apply(linear(input, w_ih, b_ih), h, c, w_hh, b_hh)
 
 
 @export("gru_cell")
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """h' of one GRU step"""
+    _checked(input, (hx,), w_ih, w_hh)
     return GruCellBackward0.apply(linear(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
 @export("rnn_tanh_cell")
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """h' = tanh(input W_ih^T + b_ih + hx W_hh^T + b_hh)"""
+    _checked(input, (hx,), w_ih, w_hh)
     return RnnTanhCellBackward0.apply(linear(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
 @export("rnn_relu_cell")
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """h' = relu(input W_ih^T + b_ih + hx W_hh^T + b_hh)"""
+    _checked(input, (hx,), w_ih, w_hh)
     return RnnReluCellBackward0.apply(linear(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
