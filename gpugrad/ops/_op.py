@@ -110,7 +110,7 @@ class ArrayNS:
         if self.xp is np:
             rows = index[0] if len(index) == 1 and len(shape) > 1 else None
             if (rows.__class__ is np.ndarray and rows.dtype.kind in "iu" and rows.size
-                    and rows.min() >= 0):
+                    and rows.min() >= 0 and rows.max() < shape[0]):
                 # NOTE: whole rows (an embedding's gradient): numpy's add.at is ~3x faster on
                 # flat element indices than on rows, and adds in the same order
                 inner = out[0].size
