@@ -427,7 +427,58 @@ def bind_gemm(kernel, args, xp):
     return f"gemm_{ctype}", kernel_args, m * n if k else 0, [out], []
 
 
-_BINDERS = {"gemm": bind_gemm}   # kernels whose output is not shaped like an input
+# The recurrent cells: the state argument whose (rows, hidden) sizes the step, and each output's
+# shape from them; one thread per (row, hidden unit) does every gate of that unit.
+_CELLS = {
+    "lstm_cell": ("c", {"h_new": (1, 1), "c_new": (1, 1), "act": (5, 1)}),
+    "lstm_cell_bwd": ("c", {"d": (1, 4), "dc": (1, 1)}),
+    "gru_cell": ("h", {"h_new": (1, 1), "act": (4, 1)}),
+    "gru_cell_bwd": ("h", {"d_gi": (1, 3), "d_gh": (1, 3), "dh": (1, 1)}),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _cell_plan(kernel, entry: str) -> tuple:
+    """Per parameter of a cell entry: ("in", argument index), ("rows"/"hidden", -1) or
+    ("out", (k, m)), worked out once per kernel and entry."""
+    names = _ref_names(kernel.ref)
+    shapes = _CELLS[kernel.name][1]
+    return tuple(("in", names.index(p.name)) if p.name in names
+                 else (p.name, -1) if p.name in ("rows", "hidden")
+                 else ("out", shapes[p.name]) for p in entries_of(kernel.source)[entry])
+
+
+def bind_cell(kernel, args, xp):
+    """A recurrent cell's binding: inputs made contiguous in the state's dtype (None: a null
+    pointer, which the entry reads as zeros or no bias), outputs allocated as ``_CELLS`` says
+    ((k, m): k blocks of (rows, m hidden), ``act`` as (k, rows, hidden)); ``rows`` and
+    ``hidden`` from the state; the launch covers rows * hidden."""
+    x = args[_ref_names(kernel.ref).index(_CELLS[kernel.name][0])]
+    ctype = CTYPES.get(x.dtype)
+    if ctype is None:
+        raise TypeError(f"{kernel.name}: CUDA kernel supports float32 and float64, "
+                        f"got {x.dtype}")
+    rows, hidden = x.shape
+    entry = f"{kernel.name}_{ctype}"
+    values, outputs = [], []
+    for kind, at in _cell_plan(kernel, entry):
+        if kind == "in":
+            a = args[at]
+            values.append(np.uint64(0) if a is None else
+                          a if a.dtype == x.dtype and a.flags.c_contiguous else
+                          xp.ascontiguousarray(a, dtype=x.dtype))
+        elif kind == "out":
+            k, m = at
+            out = xp.empty((k, rows, hidden) if k > 1 else (rows, m * hidden), x.dtype)
+            values.append(out)
+            outputs.append(out)
+        else:
+            values.append(np.int64(rows if kind == "rows" else hidden))
+    return entry, tuple(values), rows * hidden, outputs, []
+
+
+_BINDERS = {"gemm": bind_gemm,   # kernels whose output is not shaped like an input
+            **{name: bind_cell for name in _CELLS}}
 
 
 # -- multi-tensor launches ----------------------------------------------------------------------

@@ -233,6 +233,145 @@ def pow_bwd(xp, x, gy, p):
     return gy * (t(p) * x ** t(p - 1))
 
 
+# -- recurrent cells: the gate math of one time step (the products stay BLAS / cuBLAS) ------------
+# The gates arrive as (N, k H) arrays whose k column blocks are the gates; the activations are
+# kept as (k', N, H), each gate one contiguous block (numpy runs ~4x slower on column blocks).
+def gate_blocks(a, k):
+    """The (k, N, H) view of an (N, k H) array, for a C- or a Fortran-ordered one (the latter
+    is how ``(w @ h.T).T`` comes out of BLAS without a copy); any other layout is copied."""
+    n, kh = a.shape
+    if a.ndim == 2 and a.T.flags.c_contiguous:
+        return a.T.reshape(k, kh // k, n).transpose(0, 2, 1)
+    return a.reshape(n, k, kh // k).transpose(1, 0, 2)
+
+
+@functools.lru_cache(maxsize=None)
+def _lstm_affine(xp, dtype):
+    """act = tanh(x * scale) * scale + offset per gate block: sigmoid for i, f, o; tanh for g."""
+    scale = xp.asarray([0.5, 0.5, 1.0, 0.5], dtype=dtype).reshape(4, 1, 1)
+    return scale, xp.asarray([0.5, 0.5, 0.0, 0.5], dtype=dtype).reshape(4, 1, 1)
+
+
+@kernel("lstm_cell.cu", outputs=3)
+def lstm_cell(xp, hh, gi, b, c):
+    """gates = hh + gi + b (hh = h W_hh^T, gi = x W_ih^T + b_ih: (N, 4H); b: (4H,) or None);
+    i, f, g, o = sigmoid, sigmoid, tanh, sigmoid of its four blocks;  c' = f c + i g;
+    h' = o tanh(c').  Returns h', c' and act = [i, f, g, o, tanh(c')] (5, N, H), what the
+    backward reads besides c."""
+    n, hidden = c.shape
+    act = xp.empty((5, n, hidden), dtype=c.dtype)
+    s = act[:4]
+    xp.add(gate_blocks(hh, 4), gate_blocks(gi, 4), out=s)
+    if b is not None:
+        s += b.reshape(4, 1, hidden)
+    scale, offset = _lstm_affine(xp, c.dtype)
+    s *= scale                        # sigmoid(x) = 0.5 tanh(x / 2) + 0.5: cannot overflow
+    xp.tanh(s, out=s)
+    s *= scale
+    s += offset
+    i, f, g, o, tc = act
+    c_new = f * c
+    xp.multiply(i, g, out=tc)
+    c_new += tc
+    xp.tanh(c_new, out=tc)
+    return o * tc, c_new, act
+
+
+@kernel("lstm_cell_bwd.cu", outputs=2)
+def lstm_cell_bwd(xp, act, c, gh, gc):
+    """The gradients of lstm_cell from those of h' (gh) and c' (gc; either may be None: zero),
+    act = [i, f, g, o, tc]:  dc' = gc + gh o (1 - tc^2);
+    d gates = [dc' g i (1-i), dc' c f (1-f), dc' i (1-g^2), gh tc o (1-o)] (N, 4H);
+    dc = dc' f"""
+    i, f, g, o, tc = act
+    n, hidden = c.shape
+    t = c.dtype.type
+    d4 = xp.empty((4, n, hidden), dtype=c.dtype)
+    if gh is None:
+        dc_new = xp.zeros_like(c) if gc is None else gc.copy()
+        d4[3] = 0
+    else:
+        dc_new = tc * tc
+        xp.subtract(t(1), dc_new, out=dc_new)
+        dc_new *= o
+        dc_new *= gh
+        if gc is not None:
+            dc_new += gc
+        xp.multiply(gh, tc, out=d4[3])
+        d4[3] *= o
+    xp.multiply(dc_new, g, out=d4[0])
+    d4[0] *= i
+    xp.multiply(dc_new, c, out=d4[1])
+    d4[1] *= f
+    xp.multiply(dc_new, i, out=d4[2])
+    d4[2] *= t(1) + g                 # (1 - g)(1 + g) = 1 - g^2, the (1 - g) below
+    d = xp.empty((n, 4 * hidden), dtype=c.dtype)
+    xp.multiply(d4, t(1) - act[:4], out=d.reshape(n, 4, hidden).transpose(1, 0, 2))
+    dc_new *= f
+    return d, dc_new
+
+
+@kernel("gru_cell.cu", outputs=2)
+def gru_cell(xp, gi, hh, b, h):
+    """gh = hh + b (hh = h W_hh^T: (N, 3H); b: (3H,) or None), gi = x W_ih^T + b_ih;
+    r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r gh_n);
+    h' = n + z (h - n).  Returns h' and act = [r, z, n, gh_n] (4, N, H)."""
+    rows, hidden = h.shape
+    t = h.dtype.type
+    act = xp.empty((4, rows, hidden), dtype=h.dtype)
+    hb, ib = gate_blocks(hh, 3), gate_blocks(gi, 3)
+    rz, ghn = act[:2], act[3]
+    xp.add(hb[:2], ib[:2], out=rz)
+    xp.copyto(ghn, hb[2])
+    if b is not None:
+        b3 = b.reshape(3, 1, hidden)
+        rz += b3[:2]
+        ghn += b3[2]
+    rz *= t(0.5)
+    xp.tanh(rz, out=rz)
+    rz *= t(0.5)
+    rz += t(0.5)
+    r, z, n = act[0], act[1], act[2]
+    xp.multiply(r, ghn, out=n)
+    n += ib[2]
+    xp.tanh(n, out=n)
+    h_new = h - n
+    h_new *= z
+    h_new += n
+    return h_new, act
+
+
+@kernel("gru_cell_bwd.cu", outputs=3)
+def gru_cell_bwd(xp, act, h, gy):
+    """The gradients of gru_cell from that of h' (gy), act = [r, z, n, gh_n]:
+    dn = gy (1 - z)(1 - n^2),  dz = gy (h - n) z (1 - z),  dr = dn gh_n r (1 - r);
+    d gi = [dr, dz, dn],  d gh = [dr, dz, dn r] (N, 3H),  dh = gy z (h's direct share)"""
+    r, z, n, ghn = act
+    rows, hidden = h.shape
+    t = h.dtype.type
+    d3 = xp.empty((3, rows, hidden), dtype=h.dtype)
+    dr, dz, dn = d3
+    xp.multiply(n, n, out=dn)
+    xp.subtract(t(1), dn, out=dn)
+    dn *= gy
+    xp.subtract(t(1), z, out=dr)
+    dn *= dr
+    xp.subtract(h, n, out=dz)
+    dz *= gy
+    dz *= z
+    dz *= dr                          # dr holds 1 - z here
+    xp.multiply(dn, ghn, out=dr)
+    dr *= r
+    dr *= t(1) - r
+    d_gi = xp.empty((rows, 3 * hidden), dtype=h.dtype)
+    d_gh = xp.empty_like(d_gi)
+    xp.copyto(d_gi.reshape(rows, 3, hidden).transpose(1, 0, 2), d3)
+    gh3 = d_gh.reshape(rows, 3, hidden).transpose(1, 0, 2)
+    xp.copyto(gh3[:2], d3[:2])
+    xp.multiply(dn, r, out=gh3[2])
+    return d_gi, d_gh, gy * z
+
+
 # -- losses ------------------------------------------------------------------------------------
 @kernel("mse_bwd.cu")
 def mse_bwd(xp, x, target, gy, scale):
@@ -259,6 +398,7 @@ def softmax_xent_bwd(xp, logp, target, gy, scale):
 def log_softmax(xp, x):
     """y = (x - m) - log(sum(exp(x - m))) over the last axis, m its max"""
     z = x - x.max(axis=-1, keepdims=True)
+    # NOTE: in place where possible: on numpy each fresh large temporary costs its page faults
     z -= xp.log(xp.exp(z).sum(axis=-1, keepdims=True))
     return z
 

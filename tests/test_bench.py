@@ -183,3 +183,32 @@ def test_gpt_case_trains_the_same_model_as_pytorch():
         assert float(ours().detach()) == pytest.approx(float(theirs().detach()), rel=1e-5)
     assert sum(p.numel() for p in ours.model.parameters()) == \
         sum(p.numel() for p in theirs.model.parameters())
+
+
+@pytest.mark.parametrize("name", ["lstm", "gru"])
+def test_recurrent_cases_train_the_same_model_as_pytorch(name):
+    """The LSTM / GRU language-model steps start from the same weights in both libraries, so
+    their first losses agree (the case measures like against like)."""
+    pytest.importorskip("torch")
+    from gpugrad.bench.cases import Impl
+    [case] = bench.select(bench.cases("quick", gpu=False), name)
+    losses = [float(case.make(Impl(lib, "cpu"), case)()) for lib in ("gpugrad", "torch")]
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5)
+
+
+@pytest.mark.gpu
+def test_recurrent_cases_run_on_cuda(tmp_path):
+    """The LSTM and GRU steps (cell kernels, the sequence's pooled weight gradients) and the
+    cell kernels' rows run on CUDA without an error."""
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    out = tmp_path / "record.json"
+    assert bench.main(["--quick", "--cases", "lstm,gru,kernel:*cell*", "--devices", "cuda",
+                       "--libs", "gpugrad,floor", "--repeat", "2", "--out", str(out),
+                       "--quiet"]) == 0
+    results = {r["id"]: r for r in json.loads(out.read_text())["results"]}
+    assert {"lstm", "gru"} <= results.keys()
+    assert sum(k.startswith("kernel:") for k in results) == 4
+    for rid, r in results.items():
+        for key, e in r["impls"].items():
+            assert "error" not in e, (rid, key, e)

@@ -1026,21 +1026,3 @@ def test_gelu_cdf_stays_within_its_float32_error_bound():
     half = kernels.gelu_cdf(x[::1000].astype(np.float16))
     assert half.dtype == np.float16
     np.testing.assert_allclose(half, exact[::1000], atol=1e-3)
-
-
-def test_rows_added_by_sort_and_reduceat_equal_add_at():
-    """An embedding's backward sums rows through a sort and one reduceat (ops._op._add_rows):
-    the same sums as np.add.at to rounding, negative and repeated indices included; other index
-    shapes are left to add.at."""
-    from gpugrad.ops._op import _add_rows
-    rng = np.random.default_rng(0)
-    for shape, rows in (((512,), 256), ((8, 64), 50), ((300,), 2)):
-        idx = rng.integers(-rows, rows, shape)
-        g = rng.standard_normal(shape + (7,)).astype(np.float32)
-        want = np.zeros((rows, 7), np.float32)
-        np.add.at(want, (idx,), g)
-        got = np.zeros((rows, 7), np.float32)
-        assert _add_rows(got, idx, g)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    assert not _add_rows(np.zeros((4, 3)), np.arange(100) % 4, np.ones((100, 2)))
-    assert not _add_rows(np.zeros((4, 3)), np.arange(4), np.ones((4, 3)))   # too few to pay

@@ -14,7 +14,7 @@ from tests.scripts.harness import run_both
 SCRIPTS = pathlib.Path(__file__).parent / "scripts"
 
 
-@pytest.mark.parametrize("name", ["gpt", "char_rnn", "mnist", "vae"])
+@pytest.mark.parametrize("name", ["gpt", "char_rnn", "mnist", "vae", "word_language_model"])
 def test_script_losses_match_pytorch(name):
     torch = pytest.importorskip("torch")
     theirs, ours = run_both(SCRIPTS / f"{name}.py")

@@ -74,8 +74,8 @@ class Impl:
 
 @dataclass
 class Case:
-    topic: str   # overhead | elementwise | kernels | mlp | graph | graphs | train | models |
-    #              memory | bandwidth
+    topic: str   # overhead | elementwise | kernels | mlp | recurrent | models | graph | graphs |
+    #              train | memory | bandwidth
     name: str
     make: Callable        # make(impl, case) -> step
     size: int = 0
@@ -345,6 +345,39 @@ def make_model(impl, case):
     return models.gpt_step(_module(impl.lib), impl.device, **case.params)
 
 
+# Recurrent language model: one training step of embedding -> 2-layer LSTM (or GRU) ->
+# linear decoder -> cross-entropy, backward, Adam step; float32, time-major, same init per lib.
+def make_recurrent(impl, case):
+    p, dev = case.params, impl.device
+    vocab, emb, hidden, seq, batch = p["vocab"], p["emb"], p["hidden"], p["seq"], p["batch"]
+    T = _module(impl.lib)
+    T.manual_seed(0)
+    nn = T.nn
+    embed = nn.Embedding(vocab, emb)
+    rnn = (nn.LSTM if case.name == "lstm" else nn.GRU)(emb, hidden, num_layers=2)
+    head = nn.Linear(hidden, vocab)
+    rng = np.random.default_rng(3)
+    for prm in (*embed.parameters(), *rnn.parameters(), *head.parameters()):
+        with T.no_grad():   # the same weights in both libraries
+            prm.copy_(T.from_numpy(rng.uniform(-0.1, 0.1, tuple(prm.shape)).astype(np.float32)))
+    model = nn.ModuleList([embed, rnn, head]).to(dev)
+    tokens = _to(impl.lib, _xp(dev).asarray(_labels(dev, seq * batch, vocab, seed=4)
+                                            .reshape(seq, batch)), dev)
+    targets = _to(impl.lib, _xp(dev).asarray(_labels(dev, seq * batch, vocab, seed=5)), dev)
+    opt = T.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        out, _ = rnn(embed(tokens))
+        loss = loss_fn(head(out).reshape(-1, vocab), targets)
+        loss.backward()
+        opt.step()
+        return loss
+    step.clear = opt.zero_grad
+    return step
+
+
 def _mlp_ops(T, x, t, layers, dev, lr):
     params = [(_to("gpugrad", w, dev, True), _to("gpugrad", b, dev, True)) for w, b in layers]
     rows = T.arange(x.shape[0], device=dev)
@@ -394,6 +427,11 @@ def _mlp_floor(xp, x, t, layers, lr):
     return step
 
 
+# The recurrent cells' outputs, in (rows, hidden) states: h', c', act (5); d (4), dc; h', act
+# (4); d_gi (3), d_gh (3), dh.
+CELL_OUTPUTS = {"lstm_cell": 7, "lstm_cell_bwd": 5, "gru_cell": 5, "gru_cell_bwd": 7}
+
+
 # Fused kernels: inputs for each kernel in ``kernels.REGISTRY`` (n elements per array).
 def kernel_args(name, device, n):
     """Arguments of kernel ``name`` at ``n`` elements, or None when no recipe exists."""
@@ -416,6 +454,16 @@ def kernel_args(name, device, n):
         z = _rand(device, (n // C, C))
         logp = z - xp.log(xp.exp(z).sum(axis=1, keepdims=True))
         return logp, _labels(device, n // C, C), one, C / n
+    if name in CELL_OUTPUTS:   # one step of a cell over (n / 256, 256) units
+        rows, k = max(1, n // 256), 4 if name.startswith("lstm") else 3
+        g = functools.partial(_rand, device, (rows, k * 256))
+        s = functools.partial(_rand, device, (rows, 256))
+        return {"lstm_cell": lambda: (g(1), g(2), _rand(device, (k * 256,), 3), s(4)),
+                "gru_cell": lambda: (g(1), g(2), _rand(device, (k * 256,), 3), s(4)),
+                "lstm_cell_bwd": lambda: (_rand(device, (5, rows, 256), 1, 0.0, 1.0), s(2),
+                                          s(3), s(4)),
+                "gru_cell_bwd": lambda: (_rand(device, (4, rows, 256), 1, 0.0, 1.0), s(2),
+                                         s(3))}[name]()
     recipes = {
         "add": lambda: (r(1), r(2)),
         "mul": lambda: (r(1), r(2)),
@@ -447,6 +495,10 @@ def bytes_moved(kernel, args) -> int:
     if kernel.name == "gemm":   # its output is (m, n), not shaped like an input
         a, b = args
         return int(a.nbytes + b.nbytes + a.shape[0] * b.shape[1] * a.itemsize)
+    if kernel.name in CELL_OUTPUTS:   # outputs counted in (rows, hidden) states
+        state = args[-1] if kernel.name != "gru_cell_bwd" else args[1]
+        return int(sum(a.nbytes for a in args if a is not None)
+                   + CELL_OUTPUTS[kernel.name] * state.nbytes)
     arrays = [(i, a) for i, a in enumerate(args) if hasattr(a, "nbytes")]
     total = sum(a.nbytes * (2 if i in kernel.inplace else 1) for i, a in arrays)
     return int(total + kernel.outputs * arrays[0][1].nbytes)
@@ -536,6 +588,10 @@ def cases(mode: str = "quick", gpu: bool | None = None) -> list[Case]:
         for w in (64, 128, 256, 512, 1024) if full else (64, 128, 256, 512):
             out.append(Case("mlp", "mlp_sweep", make_mlp, w, "w", sweep="mlp_sweep", params={
                 **mlp, "dims": (w, w, w, 10), "batch": w}))
+    rnn_lm = {"vocab": 1000, "emb": 128, "hidden": 128, "seq": 32, "batch": 16}
+    for name in ("lstm", "gru"):
+        out.append(Case("recurrent", name, make_recurrent, params=rnn_lm,
+                        libs=("gpugrad", "torch")))
     for n in (1000, 10_000) if full else (1000,):
         out.append(Case("graph", "graph", make_graph, n, "ops"))
     out.append(Case("train", "train:spirals", make_train_epoch, libs=("gpugrad", "torch")))

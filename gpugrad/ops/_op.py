@@ -109,30 +109,20 @@ class ArrayNS:
         """zeros(shape) with ``g`` added at ``index`` (repeated indices add up)."""
         out = self.xp.zeros(shape, dtype=g.dtype)
         if self.xp is np:
-            if not (len(index) == 1 and _add_rows(out, index[0], g)):
-                np.add.at(out, index, g)
+            rows = index[0] if len(index) == 1 and len(shape) > 1 else None
+            if (rows.__class__ is np.ndarray and rows.dtype.kind in "iu" and rows.size
+                    and rows.min() >= 0 and rows.max() < shape[0]):
+                # NOTE: whole rows (an embedding's gradient): numpy's add.at is ~3x faster on
+                # flat element indices than on rows, and adds in the same order
+                inner = out[0].size
+                flat = (rows.reshape(-1, 1) * inner + np.arange(inner)).reshape(-1)
+                np.add.at(out.reshape(-1), flat,
+                          np.broadcast_to(g, rows.shape + shape[1:]).reshape(-1))
+                return out
+            np.add.at(out, index, g)
         else:
             self.xp.add.at(out, index, g)
         return out
-
-
-def _add_rows(out, idx, g) -> bool:
-    """out[idx] += g for an integer index of rows (an embedding's backward): rows grouped by a
-    stable sort and summed with one reduceat, at a fraction of add.at's cost (it dispatches per
-    row). Deterministic; reduceat may pair the additions differently from add.at's running sum,
-    so float sums can differ from it by rounding. False where the shapes are not that case."""
-    if (idx.__class__ is not np.ndarray or idx.dtype.kind not in "iu" or idx.size < 64
-            or g.shape != idx.shape + out.shape[1:]):
-        return False
-    flat = idx.reshape(-1)
-    if flat.dtype.kind == "i" and flat.min() < 0:
-        flat = np.where(flat < 0, flat + out.shape[0], flat)
-    order = np.argsort(flat, kind="stable")
-    keys = flat[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    sums = np.add.reduceat(g.reshape(flat.shape[0], -1)[order], starts, axis=0)
-    out.reshape(out.shape[0], -1)[keys[starts]] += sums
-    return True
 
 
 _array_ns: dict = {}   # array type -> namespace

@@ -2,6 +2,8 @@
 PyTorch, shapes for every option, parameters, dropout, errors and gradcheck."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import tensor, to_numpy
@@ -9,7 +11,7 @@ from conftest import tensor, to_numpy
 import gpugrad
 import gpugrad.nn as nn
 import gpugrad.nn.functional as F
-from gpugrad.autograd import gradcheck
+from gpugrad.autograd import gradcheck, gradgradcheck
 from tests.nn._parity import _assert_grads_match, _torch_twin
 from tests.nn._reference import sig
 
@@ -381,3 +383,187 @@ def test_cells_match_pytorch(kind, rng):
     sum(s.pow(3).sum() for s in go).backward()
     sum(s.pow(3).sum() for s in to).backward()
     _assert_grads_match(ours, theirs, [(gx, tx)])
+
+
+# -- one fused cell op per time step -------------------------------------------------------------
+def _node_names(outputs):
+    seen, stack, names = set(), [o.grad_fn for o in outputs], []
+    while stack:
+        n = stack.pop()
+        if n is None or n in seen:
+            continue
+        seen.add(n)
+        names.append(n.name())
+        stack.extend(fn for fn, _ in n.next_functions)
+    return names
+
+
+@pytest.mark.parametrize("mode,node", [("LSTM", "LstmCellBackward0"),
+                                       ("GRU", "GruCellBackward0"),
+                                       ("RNN", "RnnTanhCellBackward0")])
+def test_each_time_step_is_one_cell_node(mode, node, rng):
+    m = getattr(nn, mode)(3, 4, 2, bidirectional=True)
+    out, _ = m(gpugrad.tensor(rng.standard_normal((8, 2, 3)).astype(np.float32)))
+    names = _node_names([out])
+    assert names.count(node) == 8 * 2 * 2            # steps x layers x directions
+    assert "SigmoidBackward0" not in names and "TanhBackward0" not in names
+    assert names.count("AddmmBackward0") == 2 * 2    # the input projection: one per sequence
+
+
+@pytest.mark.parametrize("kind,node", [("LSTMCell", "LstmCellBackward0"),
+                                       ("GRUCell", "GruCellBackward0"),
+                                       ("RNNCell", "RnnTanhCellBackward0")])
+def test_cell_modules_use_the_cell_op(kind, node, rng):
+    out = getattr(nn, kind)(3, 4)(gpugrad.tensor(rng.standard_normal((2, 3)).astype(np.float32)))
+    assert (out[0] if kind == "LSTMCell" else out).grad_fn.name() == node
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_sequence_layers_second_derivatives(mode, bias, rng):
+    # create_graph: the backward recomputes the gates with differentiable ops
+    m = getattr(nn, mode)(2, 2, 2, bias=bias, dtype=f64)
+    x = tensor(rng.standard_normal((3, 2, 2)), requires_grad=True)
+    states = [tensor(s, requires_grad=True) for s in _states(mode, m, 2, rng)]
+
+    def fn(x, *args):
+        out, h = m(x, tuple(args[:2]) if mode == "LSTM" else args[0])
+        return (out,) + (h if isinstance(h, tuple) else (h,))
+    assert gradgradcheck(fn, (x, *states, *m.parameters()))
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_gradient_penalty_matches_pytorch(mode, rng):
+    """A gradient of a gradient through the layer (the create_graph path) is PyTorch's."""
+    torch = pytest.importorskip("torch")
+    ours = getattr(nn, mode)(3, 4, 2, dtype=f64)
+    theirs = _torch_twin(torch, ours, getattr(torch.nn, mode)(3, 4, 2))
+    x = rng.standard_normal((5, 2, 3))
+    grads = []
+    for lib, m in ((gpugrad, ours), (torch, theirs)):
+        xt = lib.tensor(x, requires_grad=True)
+        g, = lib.autograd.grad(m(xt)[0].pow(2).sum(), xt, create_graph=True)
+        g.pow(2).sum().backward()
+        grads.append([to_numpy(xt.grad) if lib is gpugrad else xt.grad.numpy()]
+                     + [to_numpy(p.grad) if lib is gpugrad else p.grad.numpy()
+                        for p in m.parameters()])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_sequence_layers_with_initial_states_match_pytorch_in_float32(mode, bias, rng):
+    torch = pytest.importorskip("torch")
+    ours = getattr(nn, mode)(3, 5, 2, bias=bias, batch_first=True)
+    theirs = getattr(torch.nn, mode)(3, 5, 2, bias=bias, batch_first=True)
+    theirs.load_state_dict({k: torch.tensor(to_numpy(v)) for k, v in ours.state_dict().items()})
+    x = rng.standard_normal((4, 6, 3)).astype(np.float32)
+    states = [s.astype(np.float32) for s in _states(mode, ours, 4, rng)]
+    got, want = [], []
+    for lib, m, out in ((gpugrad, ours, got), (torch, theirs, want)):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, *states)]
+        y, h = m(ts[0], tuple(ts[1:]) if mode == "LSTM" else ts[1])
+        h = h if mode == "LSTM" else (h,)
+        (y.pow(2).sum() + sum(s.sin().sum() for s in h)).backward()
+        out += [v.detach().numpy() if lib is torch else to_numpy(v) for v in (y, *h)]
+        out += [t.grad.numpy() if lib is torch else to_numpy(t.grad)
+                for t in (*ts, *m.parameters())]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-5)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_packed_sequences_gradcheck(mode, rng):
+    from gpugrad.nn.utils.rnn import pack_padded_sequence
+    m = getattr(nn, mode)(2, 2, 1, bidirectional=True, dtype=f64)
+    x = tensor(rng.standard_normal((4, 3, 2)), requires_grad=True)
+
+    def fn(x, *params):
+        out, h = m(pack_padded_sequence(x, [4, 2, 1]))
+        return (out.data,) + (h if isinstance(h, tuple) else (h,))
+    assert gradcheck(fn, (x, *m.parameters()))
+
+
+def test_cells_without_a_cell_state_gradient(rng):
+    # only h' is used: the fused backward reads no gradient for c'
+    cell = nn.LSTMCell(3, 4, dtype=f64)
+    x = tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    assert gradcheck(lambda x, *ps: cell(x)[0], (x, *cell.parameters()))
+    assert gradcheck(lambda x, *ps: cell(x)[1], (x, *cell.parameters()))
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_weight_gradients_summed_over_the_sequence_match_pytorch(mode, rng):
+    """The steps of a sequence hand their weight gradients to its first step: right when only
+    part of the output is used, when the layer runs twice in one loss, for autograd.grad and
+    for a second backward over a retained graph."""
+    torch = pytest.importorskip("torch")
+    ours = getattr(nn, mode)(3, 4, 1, dtype=f64)
+    theirs = _torch_twin(torch, ours, getattr(torch.nn, mode)(3, 4, 1))
+    x1, x2 = rng.standard_normal((6, 2, 3)), rng.standard_normal((4, 2, 3))
+
+    def loss(lib, m):
+        a, b = m(lib.tensor(x1))[0], m(lib.tensor(x2))[0]
+        return a[:3].pow(2).sum() + b.sin().sum()
+    params = list(ours.parameters())
+    got = gpugrad.autograd.grad(loss(gpugrad, ours), params)
+    want = torch.autograd.grad(loss(torch, theirs), list(theirs.parameters()))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(to_numpy(g), w.numpy(), rtol=1e-10, atol=1e-12)
+    out = loss(gpugrad, ours)
+    out.backward(retain_graph=True)
+    out.backward()
+    for p, w in zip(params, want):
+        np.testing.assert_allclose(to_numpy(p.grad), 2 * w.numpy(), rtol=1e-10, atol=1e-12)
+    m_out, w_hh = ours(gpugrad.tensor(x1))[0], ours.weight_hh_l0
+    w_hh.grad = None
+    m_out[4:].sum().backward(inputs=[w_hh])
+    t_out = theirs(torch.tensor(x1))[0]
+    t_out[4:].sum().backward(inputs=[theirs.weight_hh_l0])
+    np.testing.assert_allclose(to_numpy(w_hh.grad), theirs.weight_hh_l0.grad.numpy(),
+                               rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_forward_mode_derivative_through_the_cells(mode, rng):
+    import gpugrad.autograd.forward_ad as fwAD
+    m = getattr(nn, mode)(3, 4, 2, dtype=f64)
+    x, v = tensor(rng.standard_normal((5, 2, 3))), tensor(rng.standard_normal((5, 2, 3)))
+    with fwAD.dual_level():
+        jvp = fwAD.unpack_dual(m(fwAD.make_dual(x, v))[0]).tangent
+    with gpugrad.no_grad():
+        fd = (m(x + 1e-6 * v)[0] - m(x - 1e-6 * v)[0]) / 2e-6
+    np.testing.assert_allclose(to_numpy(jvp), to_numpy(fd), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("call", [
+    lambda T: T.lstm_cell(T.ones(3), (T.zeros(4), T.zeros(4)), T.ones(16, 3), T.ones(16, 4)),
+    lambda T: T.gru_cell(T.ones(2, 3), T.zeros(2, 5), T.ones(12, 3), T.ones(12, 4)),
+    lambda T: T.gru_cell(T.ones(2, 2), T.zeros(2, 4), T.ones(12, 3), T.ones(12, 4)),
+    lambda T: T.rnn_tanh_cell(T.ones(2, 3), T.zeros(3, 4), T.ones(4, 3), T.ones(4, 4)),
+    lambda T: T.lstm_cell(T.ones(2, 3), (T.zeros(2, 4), T.zeros(3, 4)), T.ones(16, 3),
+                          T.ones(16, 4))])
+def test_cell_functions_errors_match_pytorch(call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value), match=f"^{re.escape(str(theirs.value))}$"):
+        call(gpugrad)
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpointed_layer_gives_the_same_gradients(use_reentrant, rng):
+    # the recomputed forward runs its backward inside the outer one (a nested engine task)
+    from gpugrad.utils.checkpoint import checkpoint
+    m = nn.LSTM(3, 4, 2, dtype=f64)
+    x = tensor(rng.standard_normal((5, 2, 3)), requires_grad=True)
+    grads = []
+    for run in (lambda: checkpoint(lambda x: m(x)[0], x, use_reentrant=use_reentrant),
+                lambda: m(x)[0]):
+        m.zero_grad()
+        x.grad = None
+        run().pow(2).sum().backward()
+        grads.append([to_numpy(t.grad) for t in (x, *m.parameters())])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -58,6 +58,7 @@ OP_DB = [
     *special.INCOMPLETE_GAMMA_ZETA,
     *nn.CTC_AND_INTERPOLATION,
     *nn.FRACTIONAL_3D,
+    *nn.RECURRENT_CELLS,
     *reduction.REDUCTIONS_WITH_TIES,
 ]
 

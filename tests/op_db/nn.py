@@ -730,3 +730,49 @@ FRACTIONAL_3D = [
                                                 _random_samples=_const(_FRAC3_U, x)),
             _frac3_ref, (((1, 2, 4, 5, 6),),), ("FractionalMaxPool3DBackward0",)),
 ]
+
+
+# -- recurrent cells: one step from the raw input (x W_ih^T + b_ih made by linear) ---------------
+def _sig(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _lstm_cell_ref(x, h, c, w_ih, w_hh, b_ih, b_hh):
+    i, f, g, o = np.split(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh, 4, axis=1)
+    c_new = _sig(f) * c + _sig(i) * np.tanh(g)
+    return _sig(o) * np.tanh(c_new), c_new
+
+
+def _gru_cell_ref(x, h, w_ih, w_hh, b_ih, b_hh):
+    (i_r, i_z, i_n), (h_r, h_z, h_n) = (np.split(x @ w_ih.T + b_ih, 3, axis=1),
+                                        np.split(h @ w_hh.T + b_hh, 3, axis=1))
+    r, z = _sig(i_r + h_r), _sig(i_z + h_z)
+    n = np.tanh(i_n + r * h_n)
+    return (1 - z) * n + z * h
+
+
+def _rnn_cell_ref(act):
+    return lambda x, h, w_ih, w_hh, b_ih, b_hh: act(x @ w_ih.T + b_ih + h @ w_hh.T + b_hh)
+
+
+_CELL_SHAPES = {"lstm": (((2, 3), (2, 4), (2, 4), (16, 3), (16, 4), (16,), (16,)),),
+                "gru": (((2, 3), (2, 4), (12, 3), (12, 4), (12,), (12,)),),
+                "rnn": (((2, 3), (2, 4), (4, 3), (4, 4), (4,), (4,)),)}
+
+RECURRENT_CELLS = [
+    OpEntry("lstm_cell", lambda x, h, c, *w: gpugrad.lstm_cell(x, (h, c), *w), _lstm_cell_ref,
+            _CELL_SHAPES["lstm"], ("LstmCellBackward0", "AddmmBackward0")),
+    OpEntry("lstm_cell_no_bias", lambda x, h, c, w_ih, w_hh: gpugrad.lstm_cell(x, (h, c), w_ih,
+                                                                                w_hh),
+            lambda x, h, c, w_ih, w_hh: _lstm_cell_ref(x, h, c, w_ih, w_hh, 0, 0),
+            (_CELL_SHAPES["lstm"][0][:5],), ("LstmCellBackward0", "MmBackward0")),
+    OpEntry("gru_cell", gpugrad.gru_cell, _gru_cell_ref, _CELL_SHAPES["gru"],
+            ("GruCellBackward0", "AddmmBackward0")),
+    OpEntry("gru_cell_no_bias", lambda x, h, w_ih, w_hh: gpugrad.gru_cell(x, h, w_ih, w_hh),
+            lambda x, h, w_ih, w_hh: _gru_cell_ref(x, h, w_ih, w_hh, 0, 0),
+            (_CELL_SHAPES["gru"][0][:4],), ("GruCellBackward0", "MmBackward0")),
+    OpEntry("rnn_tanh_cell", gpugrad.rnn_tanh_cell, _rnn_cell_ref(np.tanh), _CELL_SHAPES["rnn"],
+            ("RnnTanhCellBackward0", "AddmmBackward0")),
+    OpEntry("rnn_relu_cell", gpugrad.rnn_relu_cell, _rnn_cell_ref(lambda v: np.maximum(v, 0)),
+            _CELL_SHAPES["rnn"], ("RnnReluCellBackward0", "AddmmBackward0"), avoid=(0.0,)),
+]

@@ -1,5 +1,6 @@
 """Recurrent layers: the RNN, LSTM and GRU cells and their multi-layer, optionally bidirectional
-sequence versions, composed from linear, sigmoid and tanh ops with PyTorch's gate layouts
+sequence versions: each time step one fused cell op (ops/nn/rnn.py), the input projection of
+every step made at once before the loop; PyTorch's gate layouts
 (LSTM i, f, g, o; GRU r, z, n), parameter names and initialisation."""
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ import numbers
 import warnings
 
 from ... import _creation
-from ...ops.nn import activation as nn_activation
-from ...ops.pointwise import unary
+from ...ops.nn import rnn as cells
 from ...ops.shape import joining
 from .. import functional as F
 from .. import init
@@ -19,38 +19,29 @@ from .module import Module
 
 __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
 
-sigmoid, tanh = nn_activation.sigmoid, unary.tanh
-
-
-# -- one time step: ``gi`` is the input projection x W_ih^T + b_ih, ``state`` a tuple ------------
-def _rnn_tanh_step(gi, state, w_hh, b_hh, w_hr=None):
+# -- one time step: ``gi`` is the input projection x W_ih^T + b_ih, ``state`` a tuple; each step
+# is one fused op (one graph node; ops/nn/rnn.py) ---------------------------------------------
+# ``seq`` (a cells.Sequence, or None for a lone step) lets the steps of one sequence sum their
+# weight gradients as one product.
+def _rnn_tanh_step(gi, state, w_hh, b_hh, w_hr=None, seq=None):
     """h' = tanh(W_ih x + b_ih + W_hh h + b_hh)"""
-    return (tanh(gi + F.linear(state[0], w_hh, b_hh)),)
+    return (cells.RnnTanhCellBackward0.apply(gi, state[0], w_hh, b_hh, seq=seq),)
 
 
-def _rnn_relu_step(gi, state, w_hh, b_hh, w_hr=None):
+def _rnn_relu_step(gi, state, w_hh, b_hh, w_hr=None, seq=None):
     """h' = relu(W_ih x + b_ih + W_hh h + b_hh)"""
-    return (nn_activation.relu(gi + F.linear(state[0], w_hh, b_hh)),)
+    return (cells.RnnReluCellBackward0.apply(gi, state[0], w_hh, b_hh, seq=seq),)
 
 
-def _lstm_step(gi, state, w_hh, b_hh, w_hr=None):
+def _lstm_step(gi, state, w_hh, b_hh, w_hr=None, seq=None):
     """c' = f c + i g, h' = o tanh(c') (projected by W_hr when given); gates i, f, g, o"""
-    h, c = state
-    i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, -1)
-    c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-    h = sigmoid(o) * tanh(c)
+    h, c = cells.LstmCellBackward0.apply(gi, state[0], state[1], w_hh, b_hh, seq=seq)
     return (h if w_hr is None else F.linear(h, w_hr), c)
 
 
-def _gru_step(gi, state, w_hh, b_hh, w_hr=None):
+def _gru_step(gi, state, w_hh, b_hh, w_hr=None, seq=None):
     """h' = (1 - z) n + z h, n = tanh(W_in x + b_in + r (W_hn h + b_hn)); gates r, z, n"""
-    h = state[0]
-    i_r, i_z, i_n = gi.chunk(3, -1)
-    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r = sigmoid(i_r + h_r)
-    z = sigmoid(i_z + h_z)
-    n = tanh(i_n + r * h_n)
-    return ((1 - z) * n + z * h,)
+    return (cells.GruCellBackward0.apply(gi, state[0], w_hh, b_hh, seq=seq),)
 
 
 _STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step,
@@ -377,6 +368,8 @@ class RNNBase(Module):
             for direction in range(directions):
                 k = layer * directions + direction
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(k)
+                if b_hh is not None and self.mode != "GRU":   # (GRU's b_hn is gated by r)
+                    b_ih, b_hh = b_ih + b_hh, None   # both biases in the one projection
                 gi = F.linear(x, w_ih, b_ih)   # every step's input projection at once
                 state = tuple(s[k] for s in per_layer)
                 weights = (w_hh, b_hh, w_hr)
@@ -395,9 +388,9 @@ class RNNBase(Module):
 
     def _scan(self, gis, state, weights, reverse):
         """The per-step outputs (in time order) and the last state over equal-length steps."""
-        step, hs = _STEPS[self.mode], []
+        step, hs, seq = _STEPS[self.mode], [], cells.Sequence()
         for gi in (reversed(gis) if reverse else gis):
-            state = step(gi, state, *weights)
+            state = step(gi, state, *weights, seq=seq)
             hs.append(state[0])
         if reverse:
             hs.reverse()
@@ -407,7 +400,7 @@ class RNNBase(Module):
         """As ``_scan`` over packed steps, whose batch shrinks (sequences sorted longest first).
         Forward, the rows of sequences that end are set aside as their final states; in
         reverse, a sequence joins with its initial state at its own last step."""
-        step, hs, done = _STEPS[self.mode], [], []
+        step, hs, done, seq = _STEPS[self.mode], [], [], cells.Sequence()
         full, live = state, gis[-1].shape[0] if reverse else gis[0].shape[0]
         state = tuple(s[:live] for s in full)
         for gi in (reversed(gis) if reverse else gis):
@@ -418,7 +411,7 @@ class RNNBase(Module):
                 done.append(tuple(s[n:] for s in state))
                 state = tuple(s[:n] for s in state)
             live = n
-            state = step(gi, state, *weights)
+            state = step(gi, state, *weights, seq=seq)
             hs.append(state[0])
         if reverse:
             hs.reverse()
