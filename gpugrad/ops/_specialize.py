@@ -54,7 +54,12 @@ def build(cls, n: int, namespace: dict, direct: bool = False, name: str | None =
     w("    op = _new(cls)")
     w("    xp = np if first is None or first.__class__ is ndarray else xp_of(first)")
     w("    try:")
-    w(f"        y = op.forward(xp, {xs}, **kw) if kw else op.forward(xp, {xs})")
+    if cls.elementwise:   # a large numpy array: over blocks on the CPU's threads
+        w("        if first.__class__ is not ndarray or first.size < _PAR_MIN or (")
+        w(f"                y := _threaded_forward(op, ({xs},), kw)) is None:")
+        w(f"            y = op.forward(xp, {xs}, **kw) if kw else op.forward(xp, {xs})")
+    else:
+        w(f"        y = op.forward(xp, {xs}, **kw) if kw else op.forward(xp, {xs})")
     w("    except (ValueError, TypeError, IndexError) as e:")
     w(f"        raise op.bad_input(e, [{xs}], kw) from None")
     w("    except MemoryError as e:")
