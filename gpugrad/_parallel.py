@@ -156,10 +156,8 @@ def elementwise(fn, args, ufunc=None, alone=False):
     if ufunc is not None and single:
         out = outs[0]
 
-        def run(lo, hi):
-            for s in range(lo, hi, BLOCK):
-                e = min(s + BLOCK, hi)
-                ufunc(*parts(s, e), out=out[s:e])
+        def run(lo, hi):   # one call: a single pass has no temporaries to keep in cache
+            ufunc(*parts(lo, hi), out=out[lo:hi])
     else:
         def run(lo, hi):
             for s in range(lo, hi, BLOCK):

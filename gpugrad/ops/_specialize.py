@@ -55,7 +55,7 @@ def build(cls, n: int, namespace: dict, direct: bool = False, name: str | None =
     w("    xp = np if first is None or first.__class__ is ndarray else xp_of(first)")
     w("    try:")
     if cls.elementwise:   # a large numpy array: over blocks on the CPU's threads
-        w("        if first.__class__ is not ndarray or first.size < _PAR_MIN or (")
+        w("        if first.__class__ is not ndarray or first.size < _parallel.MIN_ELEMENTS or (")
         w(f"                y := _threaded_forward(op, ({xs},), kw)) is None:")
         w(f"            y = op.forward(xp, {xs}, **kw) if kw else op.forward(xp, {xs})")
     else:
