@@ -105,6 +105,10 @@ def _pool() -> ThreadPoolExecutor:
 
 
 # -- elementwise work ------------------------------------------------------------------------
+class _Unlike(Exception):
+    """A block's result is not of the first block's dtype and length."""
+
+
 def elementwise(fn, args, ufunc=None, alone=False):
     """``fn(*args)`` computed over blocks of the output on ``get_num_threads()`` threads, or
     None when the arguments do not fit (the caller then computes it whole): the array
@@ -163,27 +167,29 @@ def elementwise(fn, args, ufunc=None, alone=False):
             for s in range(lo, hi, BLOCK):
                 e = min(s + BLOCK, hi)
                 rs = fn(*parts(s, e))
-                if single:
-                    outs[0][s:e] = rs
-                else:
-                    for o, r in zip(outs, rs):
-                        o[s:e] = r
+                for o, r in zip(outs, (rs,) if single else rs):
+                    if r.dtype != o.dtype or r.shape != (e - s,):
+                        raise _Unlike   # a block unlike the first: never cast or broadcast
+                    o[s:e] = r
 
     blocks = -(-(n - BLOCK) // BLOCK)
     threads = min(_State.threads, blocks)
-    if threads <= 1:
-        run(BLOCK, n)
-    else:
-        # contiguous ranges of whole blocks, one per thread; the last on this thread
-        bounds = [BLOCK + blocks * k // threads * BLOCK for k in range(threads)] + [n]
-        pool = _pool()
-        futures = [pool.submit(contextvars.copy_context().run, run, bounds[k], bounds[k + 1])
-                   for k in range(threads - 1)]
-        try:
-            run(bounds[-2], n)
-        finally:
-            for f in futures:
-                f.result()
+    try:
+        if threads <= 1:
+            run(BLOCK, n)
+        else:
+            # contiguous ranges of whole blocks, one per thread; the last on this thread
+            bounds = [BLOCK + blocks * k // threads * BLOCK for k in range(threads)] + [n]
+            pool = _pool()
+            futures = [pool.submit(contextvars.copy_context().run, run, bounds[k],
+                                   bounds[k + 1]) for k in range(threads - 1)]
+            try:
+                run(bounds[-2], n)
+            finally:
+                for f in futures:
+                    f.result()
+    except _Unlike:   # (a formula that reads thread-local state, say): computed whole
+        return None
     outs = tuple(o.reshape(shape) for o in outs)
     return outs[0] if single else outs
 

@@ -106,6 +106,17 @@ def test_what_does_not_fit_is_left_whole(split_small):
     assert _parallel.elementwise(np.negative, (x,), alone=True) is not None
 
 
+def test_blocks_unlike_the_first_leave_it_whole(split_small):
+    """A formula whose blocks differ by thread (thread-local state) is never cast together."""
+    import threading
+    gpugrad.set_num_threads(3)
+    main = threading.get_ident()
+
+    def by_thread(x):
+        return x * 2 if threading.get_ident() == main else (x * 2).astype(np.float64)
+    assert _parallel.elementwise(by_thread, (data(),)) is None
+
+
 def test_small_tensors_never_reach_the_splitter(monkeypatch):
     def fail(*a, **k):
         raise AssertionError("split")
