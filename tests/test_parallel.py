@@ -16,6 +16,8 @@ from gpugrad.autograd import fusion
 SMALL_MIN = 4 * 1024      # thresholds lowered so that small arrays exercise the split
 SMALL_BLOCK = 1024
 N = 10 * SMALL_BLOCK + 37   # blocks that do not divide it, and a ragged last one
+# the generated forward of an op holds the real threshold as a constant: forward tests use it
+FORWARD_N = _parallel.MIN_ELEMENTS + 37
 
 
 @pytest.fixture
@@ -46,7 +48,7 @@ def step(x0, threads, mode="auto"):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("mode", ["auto", "off", "always"])
 def test_results_are_the_same_bits_whatever_the_thread_count(split_small, dtype, mode):
-    x0 = data(dtype)
+    x0 = data(dtype, FORWARD_N)
     ref = step(x0, 1, mode)
     for threads in (2, 3, 7):
         for a, b in zip(ref, step(x0, threads, mode)):
@@ -57,7 +59,7 @@ def test_results_are_the_same_bits_whatever_the_thread_count(split_small, dtype,
 def test_split_ops_give_numpys_bits(split_small, threads):
     """A split op computes every element as numpy's whole call does."""
     gpugrad.set_num_threads(threads)
-    x0, y0 = data(), data(seed=1)
+    x0, y0 = data(n=FORWARD_N), data(n=FORWARD_N, seed=1)
     x, y = gpugrad.tensor(x0), gpugrad.tensor(y0)
     for got, want in [(gpugrad.tanh(x), np.tanh(x0)), (gpugrad.exp(x), np.exp(x0)),
                       (x * y, x0 * y0), (x + 1.5, x0 + np.float32(1.5)), (x - y, x0 - y0),
@@ -65,6 +67,19 @@ def test_split_ops_give_numpys_bits(split_small, threads):
                       (gpugrad.sigmoid(x), kernels.sigmoid.kernel.ref(np, x0))]:
         assert got.dtype == gpugrad.float32
         assert np.array_equal(got.numpy(), want)
+
+
+def test_large_forwards_reach_the_splitter(split_small, monkeypatch):
+    calls = []
+    split = _parallel.elementwise
+    monkeypatch.setattr(_parallel, "elementwise", lambda *a, **k: calls.append(1) or split(
+        *a, **k))
+    gpugrad.set_num_threads(2)
+    x = gpugrad.tensor(data(n=FORWARD_N), requires_grad=True)
+    for f in (gpugrad.tanh, gpugrad.sigmoid, gpugrad.relu, lambda t: t * 2, lambda t: t + t):
+        calls.clear()
+        f(x)
+        assert calls, f
 
 
 def test_pointwise_kernels_split_and_match_their_reference(split_small):
@@ -129,7 +144,7 @@ def test_small_tensors_never_reach_the_splitter(monkeypatch):
 def test_an_error_inside_a_split_op_is_the_ops_own(split_small):
     gpugrad.set_num_threads(2)
     with pytest.raises(RuntimeError, match="must match the size"):
-        gpugrad.tensor(data()) + gpugrad.tensor(data(n=N + 1))
+        gpugrad.tensor(data(n=FORWARD_N)) + gpugrad.tensor(data(n=FORWARD_N + 1))
 
 
 def test_fused_cpu_backward_matches_unfused(split_small):

@@ -543,8 +543,7 @@ _NAMESPACE = _specialize.namespace(
     _promote=_promote, _refresh_view=_refresh_view, accumulator_of=accumulator_of, _seq=_seq,
     _as_array=_as_array, _in_meta=_in_meta, anomaly=anomaly, INFERENCE_SAVED=INFERENCE_SAVED,
     _plain=_plain, _make_result=Tensor._make_result, _saved_hooks=_saved_hooks,
-    _NUMBERS=_NUMBERS, _check_operand=check_operand, _parallel=_parallel,
-    _threaded_forward=_threaded_forward)
+    _NUMBERS=_NUMBERS, _check_operand=check_operand, _threaded_forward=_threaded_forward)
 
 
 def specialise_run(cls):
