@@ -134,8 +134,8 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
             edges = n.next_functions
             if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
                 out = (None,) * len(edges)
-            elif fuse is not None and n.elementwise and n._extra is None and (
-                    fuse == 0 or grads[0].size >= fuse) and (region := fusion.run(
+            elif fuse is not None and n.elementwise and grads[0].size >= fuse and (
+                    n._extra is None) and (region := fusion.run(
                     n, grads, deps, buffers, needed, targets, retain_graph)) is not None:
                 edges, out = region   # n and the nodes below it, in one kernel
             else:
