@@ -55,12 +55,13 @@ def kernel(source: str, outputs: int = 1, inplace: tuple = (), pointwise: bool =
         REGISTRY[k.name] = k
         ndarray, generic = np.ndarray, np.generic
         threaded = functools.partial(ref, np)
-        worth_it = _parallel.worth_it
+        # read once, as the generated forwards do: a small call pays one comparison
+        least = _parallel.MIN_ELEMENTS if pointwise else math.inf
 
         def dispatch(*args):
             a = args[0]
             if a.__class__ is ndarray or isinstance(a, generic):
-                if pointwise and worth_it(a) and (
+                if a.size >= least and (
                         y := _parallel.elementwise(threaded, args)) is not None:
                     return y
                 return ref(np, *args)

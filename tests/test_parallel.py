@@ -16,7 +16,8 @@ from gpugrad.autograd import fusion
 SMALL_MIN = 4 * 1024      # thresholds lowered so that small arrays exercise the split
 SMALL_BLOCK = 1024
 N = 10 * SMALL_BLOCK + 37   # blocks that do not divide it, and a ragged last one
-# the generated forward of an op holds the real threshold as a constant: forward tests use it
+# the generated forward of an op and the kernels' dispatch hold the real threshold as a
+# constant: the tests of those use it
 FORWARD_N = _parallel.MIN_ELEMENTS + 37
 
 
@@ -82,9 +83,13 @@ def test_large_forwards_reach_the_splitter(split_small, monkeypatch):
         assert calls, f
 
 
-def test_pointwise_kernels_split_and_match_their_reference(split_small):
+def test_pointwise_kernels_split_and_match_their_reference(split_small, monkeypatch):
+    calls = []
+    split = _parallel.elementwise
+    monkeypatch.setattr(_parallel, "elementwise", lambda *a, **k: calls.append(1) or split(
+        *a, **k))
     gpugrad.set_num_threads(4)
-    x0, g0 = data(), data(seed=1)
+    x0, g0 = data(n=FORWARD_N), data(n=FORWARD_N, seed=1)
     for name, args in [("sigmoid_bwd", (x0, g0)), ("tanh_bwd", (x0, g0)),
                        ("relu_bwd", (x0, g0)), ("silu_bwd", (x0, g0)),
                        ("mul_bwd", (x0, g0, g0 * 3)), ("div_bwd", (x0, g0 + 4, g0))]:
@@ -93,6 +98,7 @@ def test_pointwise_kernels_split_and_match_their_reference(split_small):
         got, want = getattr(kernels, name)(*args), k.ref(np, *args)
         for a, b in zip(*((got, want) if isinstance(got, tuple) else ((got,), (want,)))):
             assert np.array_equal(a, b)
+    assert len(calls) == 6
     assert not kernels.REGISTRY["log_softmax"].pointwise   # rows: never split by elements
 
 
