@@ -110,7 +110,7 @@ class _Unlike(Exception):
     """A block's result is not of the first block's dtype and length."""
 
 
-def elementwise(fn, args, ufunc=None, alone=False):
+def elementwise(fn, args, ufunc=None, alone=False, into=False):
     """``fn(*args)`` computed over blocks of the output on ``get_num_threads()`` threads, or
     None when the arguments do not fit (the caller then computes it whole): the array
     arguments must be C-contiguous numpy arrays of one shape of at least ``MIN_ELEMENTS``
@@ -120,7 +120,8 @@ def elementwise(fn, args, ufunc=None, alone=False):
     ``ufunc``: a numpy ufunc that computes what ``fn`` does; the first block runs ``fn`` (so
     whatever ``fn`` records happens), the others write ``ufunc``'s result in place (no copy).
     ``alone``: split into blocks on one thread too (a formula of many passes runs each block
-    while its temporaries are in cache)."""
+    while its temporaries are in cache). ``into``: ``fn`` takes ``out=`` (its output block, or
+    a tuple of them) and writes there, so a block costs no array of its own."""
     if _State.threads <= 1 and not alone:
         return None
     shape = None
@@ -157,12 +158,18 @@ def elementwise(fn, args, ufunc=None, alone=False):
     outs = tuple(np.empty(n, r.dtype) for r in firsts)
     for o, r in zip(outs, firsts):
         o[:BLOCK] = r
+    del first, firsts, r   # the first block's own arrays are not kept while the rest run
 
     if ufunc is not None and single:
         out = outs[0]
 
         def run(lo, hi):   # one call: a single pass has no temporaries to keep in cache
             ufunc(*parts(lo, hi), out=out[lo:hi])
+    elif into:
+        def run(lo, hi):
+            for s in range(lo, hi, BLOCK):
+                e = min(s + BLOCK, hi)
+                fn(*parts(s, e), out=outs[0][s:e] if single else tuple(o[s:e] for o in outs))
     else:
         def run(lo, hi):
             for s in range(lo, hi, BLOCK):

@@ -8,6 +8,7 @@ unfused math, and on a GPU every kernel against its reference.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import os
 
@@ -49,12 +50,14 @@ def kernel(source: str, outputs: int = 1, inplace: tuple = (), pointwise: bool =
     """Register ``ref`` as the numpy reference of ``kernels/<source>``; the module-level name
     becomes a plain dispatcher function (one frame less than calling the Kernel object, which
     counts on the per-op path). A ``pointwise`` kernel's reference runs on the CPU's threads
-    when its arrays are large (``_parallel.elementwise``)."""
+    when its arrays are large (``_parallel.elementwise``); a reference with an ``out``
+    parameter (an array, or a tuple of them for several outputs) writes each block in place."""
     def wrap(ref):
         k = Kernel(ref, source, outputs, inplace, pointwise)
         REGISTRY[k.name] = k
         ndarray, generic = np.ndarray, np.generic
         threaded = functools.partial(ref, np)
+        into = "out" in inspect.signature(ref).parameters   # writes its block in place
         # read once, as the generated forwards do: a small call pays one comparison
         least = _parallel.MIN_ELEMENTS if pointwise else math.inf
 
@@ -62,7 +65,7 @@ def kernel(source: str, outputs: int = 1, inplace: tuple = (), pointwise: bool =
             a = args[0]
             if a.__class__ is ndarray or isinstance(a, generic):
                 if a.size >= least and (
-                        y := _parallel.elementwise(threaded, args)) is not None:
+                        y := _parallel.elementwise(threaded, args, into=into)) is not None:
                     return y
                 return ref(np, *args)
             return k.launch(*args)
@@ -158,11 +161,11 @@ def sigmoid(xp, x):
 
 # -- activation backward -------------------------------------------------------------------------
 @kernel("relu_bwd.cu", pointwise=True)
-def relu_bwd(xp, y, gy):
+def relu_bwd(xp, y, gy, out=None):
     """gx = 0 where y == 0 else gy   (y = relu(x) is > 0, 0 or NaN: NaN passes its gradient,
     as in PyTorch, where the gradient is cut at y <= 0)"""
     # NOTE: a multiply by the mask, not xp.where: numpy's where is ~8x slower on random masks
-    return xp.multiply(gy, y != 0, dtype=gy.dtype)
+    return xp.multiply(gy, y != 0, dtype=gy.dtype, out=out)
 
 
 @kernel("leaky_relu_bwd.cu", pointwise=True)
@@ -176,18 +179,18 @@ def leaky_relu_bwd(xp, x, gy, slope):
 
 
 @kernel("sigmoid_bwd.cu", pointwise=True)
-def sigmoid_bwd(xp, y, gy):
+def sigmoid_bwd(xp, y, gy, out=None):
     """gx = gy * y * (1 - y)"""
-    t = 1 - y
+    t = xp.subtract(1, y, out=out)
     t *= y
     t *= gy
     return t
 
 
 @kernel("tanh_bwd.cu", pointwise=True)
-def tanh_bwd(xp, y, gy):
+def tanh_bwd(xp, y, gy, out=None):
     """gx = gy * (1 - y * y)"""
-    t = y * y
+    t = xp.multiply(y, y, out=out)
     if isinstance(t, np.generic):  # 0-d operands give a numpy scalar, which has no ``out=``
         return gy * (1 - t)
     xp.subtract(1, t, out=t)
@@ -218,9 +221,9 @@ def silu_bwd(xp, x, gy):
 
 # -- arithmetic backward -------------------------------------------------------------------------
 @kernel("mul_bwd.cu", outputs=2, pointwise=True)
-def mul_bwd(xp, x, y, gz):
+def mul_bwd(xp, x, y, gz, out=(None, None)):
     """gx = gz * y,  gy = gz * x   (one pass over the three inputs)"""
-    return gz * y, gz * x
+    return xp.multiply(gz, y, out=out[0]), xp.multiply(gz, x, out=out[1])
 
 
 @kernel("div_bwd.cu", outputs=2, pointwise=True)
