@@ -53,6 +53,17 @@ class _State:
     lock = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    """A forked child (a DataLoader worker) has none of the parent's pool threads: it makes
+    its own pool when it first needs one (the parent's would take tasks and never run them)."""
+    _State.pool = None
+    _State.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def get_num_threads() -> int:
     return _State.threads
 

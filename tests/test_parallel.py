@@ -3,6 +3,7 @@ not depend on the thread count; small arrays on the path they always took. Threa
 are chosen freely (threads need not be cores), so the tests do not depend on the machine."""
 import functools
 import os
+import signal
 import subprocess
 import sys
 
@@ -207,6 +208,20 @@ def test_gpugrad_runs_without_threadpoolctl():
             "assert np.array_equal(gpugrad.tanh(gpugrad.tensor(x)).numpy(), np.tanh(x))\n"
             "print(gpugrad.get_num_threads(), _parallel.blas_threads())")
     assert _run(code) == "2 None"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_splits_on_its_own_pool(split_small):
+    gpugrad.set_num_threads(2)
+    x = data()
+    assert _parallel.elementwise(np.negative, (x,)) is not None   # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:   # child: a split must finish (the parent's pool threads are not here)
+        signal.alarm(30)   # a hung split ends the child with SIGALRM: a failure, not a hang
+        ok = np.array_equal(_parallel.elementwise(np.negative, (x,)), -x)
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def test_bench_threads_sets_gpugrads_threads():
