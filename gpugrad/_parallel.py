@@ -25,10 +25,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-# measured by bench/tuning/threads.py on the 2-core development machine (2026-11-28, under
-# load: see docs/cpu.md for the figures and for why these want a run on a quiet machine)
+# measured by bench/tuning/threads.py on the 2-core development machine (2026-11-28, a
+# quiet spell; docs/cpu.md has the figures, and why the 16-core machine wants its own run)
 MIN_ELEMENTS = 1 << 19   # below this an elementwise op runs whole, on the calling thread
-BLOCK = 1 << 15          # elements per block: a formula's temporaries stay in cache
+BLOCK = 1 << 16          # elements per block: a formula's temporaries stay in cache
 assert BLOCK <= MIN_ELEMENTS   # a block never splits again (no pool task waits on the pool)
 assert BLOCK % 64 == 0         # blocks start where the whole array's SIMD loop would be
 

@@ -60,7 +60,8 @@ def _ops(x, split, sigmoid_bwd):
     """Each op as (the whole call, the split call) on array ``x``."""
     return {"tanh": (lambda: np.tanh(x), lambda: split(np.tanh, (x,), np.tanh)),
             "mul": (lambda: x * x, lambda: split(np.multiply, (x, x), np.multiply)),
-            "sigmoid_bwd": (lambda: sigmoid_bwd(x, x), lambda: split(sigmoid_bwd, (x, x)))}
+            "sigmoid_bwd": (lambda: sigmoid_bwd(x, x),
+                            lambda: split(sigmoid_bwd, (x, x), into=True))}
 
 
 def min_elements(threads, rounds, log):
@@ -103,28 +104,26 @@ def region_step(n):
 
 def block(threads, rounds, log):
     gpugrad.set_num_threads(threads)
-    old, old_min = _parallel.BLOCK, fusion.CPU_MIN_ELEMENTS
+    old = _parallel.BLOCK, _parallel.MIN_ELEMENTS, fusion.CPU_MIN_ELEMENTS
     step = region_step(10 ** 6)
     out = {}
     try:
         for e in range(11, 18):
-            _parallel.BLOCK = 1 << e
-            _parallel.MIN_ELEMENTS = max(_parallel.MIN_ELEMENTS, _parallel.BLOCK)
-            fusion.CPU_MIN_ELEMENTS = 0
+            _parallel.BLOCK = _parallel.MIN_ELEMENTS = fusion.CPU_MIN_ELEMENTS = 1 << e
             out[1 << e] = timed(step, rounds)
             log(f"  block={1 << e:>7}  {out[1 << e] * 1e3:.2f} ms")
     finally:
-        _parallel.BLOCK, fusion.CPU_MIN_ELEMENTS = old, old_min
+        _parallel.BLOCK, _parallel.MIN_ELEMENTS, fusion.CPU_MIN_ELEMENTS = old
     return min(out, key=out.get), out
 
 
 def cpu_min(threads, rounds, log):
     gpugrad.set_num_threads(threads)
-    old = fusion.CPU_MIN_ELEMENTS
-    fusion.CPU_MIN_ELEMENTS = 0
+    old = fusion.CPU_MIN_ELEMENTS, _parallel.MIN_ELEMENTS
+    fusion.CPU_MIN_ELEMENTS = _parallel.MIN_ELEMENTS = _parallel.BLOCK
     rows = []
     try:
-        for n in SIZES:
+        for n in (n for n in SIZES if n > 2 * _parallel.BLOCK):
             step = region_step(n)
 
             def unfused(step=step):
@@ -134,7 +133,7 @@ def cpu_min(threads, rounds, log):
             rows.append((n, m["fused"] / m["unfused"]))
             log(f"  n={n:>9}  fused/unfused {rows[-1][1]:.2f}")
     finally:
-        fusion.CPU_MIN_ELEMENTS = old
+        fusion.CPU_MIN_ELEMENTS, _parallel.MIN_ELEMENTS = old
     best = None
     for n, r in reversed(rows):
         if r > 0.95:

@@ -44,8 +44,9 @@ class RegionCompileError(RuntimeError):
     warning; a bug to report, never a failed backward)."""
 MAX_NODES = 256           # a longer chain is fused in pieces
 # measured by bench/tuning/threads.py: below this a region's gradient runs unfused on the CPU
-# (2-core development machine: fused was 5-30 % slower up to 2M elements, 9-24 % faster from 4M)
-CPU_MIN_ELEMENTS = 1 << 22
+# in auto mode, and whole rather than by blocks in always mode (2-core development machine:
+# fused was 0.99 of unfused at 2^19, 0.93 at 2^20, 0.76 from 2^22; under load it paid from 2^22)
+CPU_MIN_ELEMENTS = 1 << 20
 _DTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _MISSING = object()
 
@@ -285,7 +286,7 @@ class Plan:
 
     def run(self, arrays, params, shape, dtype):
         if arrays[0].__class__ is np.ndarray:
-            if self.outputs and math.prod(shape) >= _parallel.MIN_ELEMENTS:
+            if self.outputs and math.prod(shape) >= CPU_MIN_ELEMENTS:
                 outs = self._blocks(arrays, params, dtype)
                 if outs is not None:
                     return outs
