@@ -16,7 +16,8 @@ def pytest_addoption(parser):
     parser.addoption("--bench-mode", choices=("quick", "full"), default="full",
                      help="which gpugrad.bench case set to run (default: full)")
     parser.addoption("--bench-threads", type=int, default=None,
-                     help="CPU threads for PyTorch and the BLAS (default: each library's own)")
+                     help="CPU threads for gpugrad, PyTorch and the BLAS (default: each "
+                          "library's own)")
 
 
 def pytest_configure(config):

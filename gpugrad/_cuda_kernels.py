@@ -180,7 +180,8 @@ def _grid(n: int, device_id: int) -> int:
 
 @functools.lru_cache(maxsize=None)
 def _ref_names(ref) -> tuple[str, ...]:
-    return tuple(inspect.signature(ref).parameters)[1:]   # drop xp
+    # drop xp, and out: where the CPU writes a block of the output, never a kernel argument
+    return tuple(n for n in inspect.signature(ref).parameters if n != "out")[1:]
 
 
 # How each parameter of an entry is filled: (kind, name, argument index, dtype, layout).

@@ -5,11 +5,11 @@ is_storage and the deprecated set_default_tensor_type."""
 from __future__ import annotations
 
 import builtins
-import os
 import warnings
 
 import numpy as np
 
+from . import _parallel
 from ._creation import default_generator
 from .tensor import Tensor
 
@@ -41,32 +41,34 @@ def set_rng_state(new_state):
 
 
 class _Settings:
-    threads = os.cpu_count() or 1
-    interop_threads = os.cpu_count() or 1
     deterministic = False
     warn_only = False
 
 
 def set_num_threads(int):
-    """Record the intra-op thread count ``get_num_threads`` reports. gpugrad does not pass it
-    on: numpy's BLAS keeps its own setting (OMP_NUM_THREADS / OPENBLAS_NUM_THREADS at start-up)."""
+    """The CPU's intra-op threads: gpugrad's elementwise work on large arrays and, through
+    ``threadpoolctl`` when it is installed, the BLAS behind matmul. Results do not depend on
+    it (see ``docs/cpu.md``)."""
     if not isinstance(int, builtins.int) or int <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
-    _Settings.threads = int
+    _parallel.set_num_threads(int)
 
 
 def get_num_threads():
-    return _Settings.threads
+    """The intra-op thread count: ``OMP_NUM_THREADS`` when set, else the cores this process
+    may run on, until ``set_num_threads`` changes it."""
+    return _parallel.get_num_threads()
 
 
 def set_num_interop_threads(int):
+    """Recorded for ``get_num_interop_threads``: gpugrad runs one op at a time."""
     if not isinstance(int, builtins.int) or int <= 0:
         raise RuntimeError("Expected a positive number of threads")
-    _Settings.interop_threads = int
+    _parallel.set_num_interop_threads(int)
 
 
 def get_num_interop_threads():
-    return _Settings.interop_threads
+    return _parallel.get_num_interop_threads()
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

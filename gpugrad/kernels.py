@@ -8,21 +8,25 @@ unfused math, and on a GPU every kernel against its reference.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import os
 
 import numpy as np
 
-from . import _backend
+from . import _backend, _parallel
 
 REGISTRY: dict[str, Kernel] = {}
 
 
 class Kernel:
-    """A fused kernel: ``source`` under ``kernels/``, ``ref`` its numpy reference."""
+    """A fused kernel: ``source`` under ``kernels/``, ``ref`` its numpy reference;
+    ``pointwise``: each output element depends on the same element of each input (the CPU may
+    split a large call into blocks on several threads)."""
 
-    def __init__(self, ref, source: str, outputs: int, inplace: tuple):
+    def __init__(self, ref, source: str, outputs: int, inplace: tuple, pointwise: bool = False):
         self.ref = ref
+        self.pointwise = pointwise
         self.name = ref.__name__
         self.source = source
         self.outputs = outputs
@@ -42,18 +46,27 @@ class Kernel:
         return f"<kernel {self.name} ({self.source})>"
 
 
-def kernel(source: str, outputs: int = 1, inplace: tuple = ()):
+def kernel(source: str, outputs: int = 1, inplace: tuple = (), pointwise: bool = False):
     """Register ``ref`` as the numpy reference of ``kernels/<source>``; the module-level name
     becomes a plain dispatcher function (one frame less than calling the Kernel object, which
-    counts on the per-op path)."""
+    counts on the per-op path). A ``pointwise`` kernel's reference runs on the CPU's threads
+    when its arrays are large (``_parallel.elementwise``); a reference with an ``out``
+    parameter (an array, or a tuple of them for several outputs) writes each block in place."""
     def wrap(ref):
-        k = Kernel(ref, source, outputs, inplace)
+        k = Kernel(ref, source, outputs, inplace, pointwise)
         REGISTRY[k.name] = k
         ndarray, generic = np.ndarray, np.generic
+        threaded = functools.partial(ref, np)
+        into = "out" in inspect.signature(ref).parameters   # writes its block in place
+        # read once, as the generated forwards do: a small call pays one comparison
+        least = _parallel.MIN_ELEMENTS if pointwise else math.inf
 
         def dispatch(*args):
             a = args[0]
             if a.__class__ is ndarray or isinstance(a, generic):
+                if a.size >= least and (
+                        y := _parallel.elementwise(threaded, args, into=into)) is not None:
+                    return y
                 return ref(np, *args)
             return k.launch(*args)
         functools.update_wrapper(dispatch, ref)
@@ -66,37 +79,37 @@ def kernel(source: str, outputs: int = 1, inplace: tuple = ()):
 # CuPy's general ufunc dispatch costs more host time per op than the op's launch; these kernels
 # are launched through a binding planned once (gpugrad/_cuda_kernels.py) when their operands
 # fit (``lean_binary``, ``lean_unary``). numpy never comes here: its operators are the CPU path.
-@kernel("add.cu")
+@kernel("add.cu", pointwise=True)
 def add(xp, x, y):
     """out = x + y"""
     return x + y
 
 
-@kernel("mul.cu")
+@kernel("mul.cu", pointwise=True)
 def mul(xp, x, y):
     """out = x * y"""
     return x * y
 
 
-@kernel("add_scalar.cu")
+@kernel("add_scalar.cu", pointwise=True)
 def add_scalar(xp, x, s):
     """out = x + s   (s a Python number, rounded to x's dtype)"""
     return x + x.dtype.type(s)
 
 
-@kernel("mul_scalar.cu")
+@kernel("mul_scalar.cu", pointwise=True)
 def mul_scalar(xp, x, s):
     """out = x * s   (s a Python number, rounded to x's dtype)"""
     return x * x.dtype.type(s)
 
 
-@kernel("relu.cu")
+@kernel("relu.cu", pointwise=True)
 def relu(xp, x):
     """out = max(x, 0); NaN stays NaN"""
     return xp.maximum(x, x.dtype.type(0))
 
 
-@kernel("tanh.cu")
+@kernel("tanh.cu", pointwise=True)
 def tanh(xp, x):
     """out = tanh(x)"""
     return xp.tanh(x)
@@ -140,22 +153,22 @@ def lean_unary(fn, x):
 
 
 # -- activation forward --------------------------------------------------------------------------
-@kernel("sigmoid.cu")
+@kernel("sigmoid.cu", pointwise=True)
 def sigmoid(xp, x):
     """y = 1 / (1 + exp(-x)) = 0.5 tanh(x / 2) + 0.5   (the tanh form cannot overflow)"""
     return 0.5 * xp.tanh(0.5 * x) + 0.5
 
 
 # -- activation backward -------------------------------------------------------------------------
-@kernel("relu_bwd.cu")
-def relu_bwd(xp, y, gy):
+@kernel("relu_bwd.cu", pointwise=True)
+def relu_bwd(xp, y, gy, out=None):
     """gx = 0 where y == 0 else gy   (y = relu(x) is > 0, 0 or NaN: NaN passes its gradient,
     as in PyTorch, where the gradient is cut at y <= 0)"""
     # NOTE: a multiply by the mask, not xp.where: numpy's where is ~8x slower on random masks
-    return xp.multiply(gy, y != 0, dtype=gy.dtype)
+    return xp.multiply(gy, y != 0, dtype=gy.dtype, out=out)
 
 
-@kernel("leaky_relu_bwd.cu")
+@kernel("leaky_relu_bwd.cu", pointwise=True)
 def leaky_relu_bwd(xp, x, gy, slope):
     """gx = gy where x > 0 else slope * gy"""
     m = (x > 0).astype(gy.dtype)
@@ -165,19 +178,19 @@ def leaky_relu_bwd(xp, x, gy, slope):
     return m
 
 
-@kernel("sigmoid_bwd.cu")
-def sigmoid_bwd(xp, y, gy):
+@kernel("sigmoid_bwd.cu", pointwise=True)
+def sigmoid_bwd(xp, y, gy, out=None):
     """gx = gy * y * (1 - y)"""
-    t = 1 - y
+    t = xp.subtract(1, y, out=out)
     t *= y
     t *= gy
     return t
 
 
-@kernel("tanh_bwd.cu")
-def tanh_bwd(xp, y, gy):
+@kernel("tanh_bwd.cu", pointwise=True)
+def tanh_bwd(xp, y, gy, out=None):
     """gx = gy * (1 - y * y)"""
-    t = y * y
+    t = xp.multiply(y, y, out=out)
     if isinstance(t, np.generic):  # 0-d operands give a numpy scalar, which has no ``out=``
         return gy * (1 - t)
     xp.subtract(1, t, out=t)
@@ -185,7 +198,7 @@ def tanh_bwd(xp, y, gy):
     return t
 
 
-@kernel("gelu_bwd.cu")
+@kernel("gelu_bwd.cu", pointwise=True)
 def gelu_bwd(xp, x, gy, tanh_approx):
     """gx = gy * (Phi(x) + x phi(x)); tanh form when ``tanh_approx``"""
     t = x.dtype.type
@@ -205,7 +218,7 @@ def gelu_bwd(xp, x, gy, tanh_approx):
     return gy * pdf
 
 
-@kernel("silu_bwd.cu")
+@kernel("silu_bwd.cu", pointwise=True)
 def silu_bwd(xp, x, gy):
     """gx = gy * s * (1 + x * (1 - s)),  s = sigmoid(x)"""
     s = 0.5 * xp.tanh(0.5 * x) + 0.5
@@ -213,20 +226,20 @@ def silu_bwd(xp, x, gy):
 
 
 # -- arithmetic backward -------------------------------------------------------------------------
-@kernel("mul_bwd.cu", outputs=2)
-def mul_bwd(xp, x, y, gz):
+@kernel("mul_bwd.cu", outputs=2, pointwise=True)
+def mul_bwd(xp, x, y, gz, out=(None, None)):
     """gx = gz * y,  gy = gz * x   (one pass over the three inputs)"""
-    return gz * y, gz * x
+    return xp.multiply(gz, y, out=out[0]), xp.multiply(gz, x, out=out[1])
 
 
-@kernel("div_bwd.cu", outputs=2)
+@kernel("div_bwd.cu", outputs=2, pointwise=True)
 def div_bwd(xp, x, y, gz):
     """gx = gz / y,  gy = -gz * x / y^2"""
     gx = gz / y
     return gx, -gx * x / y
 
 
-@kernel("pow_bwd.cu")
+@kernel("pow_bwd.cu", pointwise=True)
 def pow_bwd(xp, x, gy, p):
     """gx = gy * p * x^(p - 1)   (p a number)"""
     t = x.dtype.type
@@ -373,7 +386,7 @@ def gru_cell_bwd(xp, act, h, gy):
 
 
 # -- losses ------------------------------------------------------------------------------------
-@kernel("mse_bwd.cu")
+@kernel("mse_bwd.cu", pointwise=True)
 def mse_bwd(xp, x, target, gy, scale):
     """gx = scale * 2 * (x - target) * gy   (gy broadcast; scale = 1/N for 'mean')"""
     gy = xp.asarray(gy, dtype=x.dtype)

@@ -101,8 +101,9 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
     heap = [(-n._seq, n) for n in buffers if not deps.get(n)]
     heapify(heap)
     check_nan = anomaly.is_anomaly_check_nan_enabled()
-    fuse = (not create_graph and not anomaly.is_enabled() and bool(root_grads)
-            and fusion.active(root_grads[0]))
+    # None: no fusion; else the least number of elements a region's gradient must have
+    fuse = (None if create_graph or anomaly.is_enabled() or not root_grads
+            else fusion.min_size(root_grads[0]))
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph and not grad_state.inference
     tasks = _running.tasks
@@ -133,7 +134,8 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
             edges = n.next_functions
             if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
                 out = (None,) * len(edges)
-            elif fuse and n.elementwise and n._extra is None and (region := fusion.run(
+            elif fuse is not None and n.elementwise and grads[0].size >= fuse and (
+                    n._extra is None) and (region := fusion.run(
                     n, grads, deps, buffers, needed, targets, retain_graph)) is not None:
                 edges, out = region   # n and the nodes below it, in one kernel
             else:

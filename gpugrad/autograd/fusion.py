@@ -16,20 +16,24 @@ error of a second backward, the in-place-modification check and the release of s
 all behave as unfused. Results agree to rounding (a sum of contributions may be added in a
 different order). Regions are never built under ``create_graph=True`` or anomaly mode.
 
-``set_mode``: ``"auto"`` (default) fuses on CUDA only, where a launch and a memory pass are
-what backward costs; ``"always"`` fuses on numpy too (by evaluating the traced DAG; useful to
-test and debug fusion without a GPU); ``"off"`` never fuses. The environment variable
-``GPUGRAD_FUSION`` sets the initial mode.
+``set_mode``: ``"auto"`` (default) fuses on CUDA, where a launch and a memory pass are what
+backward costs, and on the CPU the regions whose gradient has at least ``CPU_MIN_ELEMENTS``
+elements: there the traced DAG is evaluated block by block (``_parallel.elementwise``), every
+block's temporaries in cache, the blocks on the CPU's threads; ``"always"`` fuses on numpy at
+every size (the test of the traced formulas without a GPU); ``"off"`` never fuses. The
+environment variable ``GPUGRAD_FUSION`` sets the initial mode.
 """
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 import warnings
 
 import numpy as np
 
+from .. import _parallel
 from . import _trace
 
 MODES = ("auto", "always", "off")
@@ -39,6 +43,10 @@ class RegionCompileError(RuntimeError):
     """A generated region kernel did not compile (the region then runs unfused, with a
     warning; a bug to report, never a failed backward)."""
 MAX_NODES = 256           # a longer chain is fused in pieces
+# measured by bench/tuning/threads.py: below this a region's gradient runs unfused on the CPU
+# in auto mode, and whole rather than by blocks in always mode (2-core development machine:
+# fused was 0.99 of unfused at 2^19, 0.93 at 2^20, 0.76 from 2^22; under load it paid from 2^22)
+CPU_MIN_ELEMENTS = 1 << 20
 _DTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _MISSING = object()
 
@@ -92,6 +100,16 @@ def active(grad) -> bool:
 
 
 _NUMPY = (np.ndarray, np.generic)   # numpy hands back 0-d results as scalars
+
+
+def min_size(grad) -> int | None:
+    """For a backward seeded with array ``grad``: None when nothing fuses, else the least
+    number of elements a region's gradient needs to fuse (0: every region)."""
+    if _mode == "off":
+        return None
+    if _mode == "always" or not isinstance(grad, _NUMPY):
+        return 0
+    return CPU_MIN_ELEMENTS
 
 
 # -- regions -----------------------------------------------------------------------------------
@@ -268,9 +286,28 @@ class Plan:
 
     def run(self, arrays, params, shape, dtype):
         if arrays[0].__class__ is np.ndarray:
+            if self.outputs and math.prod(shape) >= CPU_MIN_ELEMENTS:
+                outs = self._blocks(arrays, params, dtype)
+                if outs is not None:
+                    return outs
             return _trace.evaluate(self.nodes, self.live, self.outputs, arrays, params, dtype,
                                    shape, np)
         return self._launch(arrays, params, shape, dtype)
+
+    def _blocks(self, arrays, params, dtype):
+        """The CPU evaluation over blocks of the gradient, on the CPU's threads (None when an
+        array is neither contiguous nor one value expanded: then it runs whole)."""
+        args = [a.reshape(-1)[0] if a.size and not any(a.strides) else a for a in arrays]
+        nodes, live, outputs = self.nodes, self.live, self.outputs
+
+        def block(*parts):
+            n = next(p.size for p in parts if p.__class__ is np.ndarray)
+            outs = _trace.evaluate(nodes, live, outputs, parts, params, dtype, (n,), np)
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        outs = _parallel.elementwise(block, args, alone=True)
+        if outs is None:
+            return None
+        return [outs] if len(self.outputs) == 1 else list(outs)
 
     def _launch(self, arrays, params, shape, dtype):
         from .. import _backend, _cuda_kernels

@@ -54,8 +54,8 @@ def main(argv=None) -> int:
     p.add_argument("--devices", default="cpu,cuda", help="default: cpu,cuda (cuda if present)")
     p.add_argument("--libs", default=",".join(LIBS), help="default: gpugrad,torch,floor")
     p.add_argument("--repeat", type=int, help="samples per implementation")
-    p.add_argument("--threads", type=int, help="CPU threads for PyTorch and the BLAS (default: "
-                   "each library's own; 1 gives steadier figures on a busy machine)")
+    p.add_argument("--threads", type=int, help="CPU threads for gpugrad, PyTorch and the BLAS "
+                   "(default: each library's own; 1 gives steadier figures on a busy machine)")
     p.add_argument("--out", help="JSON record (default: <device>-<date>.json in bench/results/ "
                    "of a checkout, else in the current directory)")
     p.add_argument("--no-json", action="store_true", help="write no JSON record")

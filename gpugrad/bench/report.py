@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import math
 import os
 import platform
@@ -69,24 +70,24 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def set_threads(n: int) -> str | None:
-    """Limit PyTorch's and the BLAS's CPU threads to ``n``; returns a warning, or None."""
+    """Run gpugrad's and PyTorch's CPU work, and the BLAS's, on ``n`` threads; returns a
+    warning, or None."""
     for var in THREAD_VARS:
         os.environ[var] = str(n)   # for the memory subprocesses
     t = _torch()
     if t is not None:
         t.set_num_threads(n)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
+    gpugrad.set_num_threads(n)     # elementwise threads, and the BLAS through threadpoolctl
+    if importlib.util.find_spec("threadpoolctl") is None:
         return ("threadpoolctl is not installed: numpy's BLAS keeps its threads (install it, or "
                 "set OPENBLAS_NUM_THREADS before starting)")
-    threadpool_limits(n)
     return None
 
 
 def threads() -> dict:
     t = sys.modules.get("torch")
     return {"torch": t.get_num_threads() if t is not None else None,
+            "gpugrad": gpugrad.get_num_threads(),
             **{v: os.environ[v] for v in THREAD_VARS if v in os.environ}}
 
 

@@ -17,7 +17,7 @@ import numbers
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _parallel
 from .._arguments import not_tensor, type_name
 from .._bfloat16 import BF16, COMPUTE
 from .._promotion import _promote, result_type
@@ -230,6 +230,8 @@ class Op(Node):
     broadcasts = False         # inputs may broadcast against each other
     temps: tuple = ()          # extra slots holding arrays to free with the saved values
     operand_names = ("input", "other")   # the inputs' names in PyTorch's argument errors
+    cpu_ufunc = None           # elementwise: the numpy ufunc the forward is on float inputs of
+                               # one dtype and no keywords (large ones then run on threads)
     optional_inputs: tuple = ()  # inputs that may be None
     upcasts = True             # bfloat16 inputs compute in float32 (see lowp_apply); False for
                                # the ops that only move values (views, copies, indexing)
@@ -296,8 +298,10 @@ class Op(Node):
             return lowp_apply(cls, args, kw)
         op = cls.__new__(cls)
         try:
-            y = op.forward(np if first is None or first.__class__ is np.ndarray
-                           else _backend.xp_of(first), *arrays, **kw)
+            if not cls.elementwise or not _parallel.worth_it(first) or (
+                    y := _threaded_forward(op, arrays, kw)) is None:
+                y = op.forward(np if first is None or first.__class__ is np.ndarray
+                               else _backend.xp_of(first), *arrays, **kw)
         except (ValueError, TypeError, IndexError) as e:
             raise op.bad_input(e, arrays, kw) from None
         except MemoryError as e:
@@ -560,6 +564,40 @@ def _plain(y, rec):
 
 
 _MISSING = object()
+_PLAIN_NUMBERS = (float, int)
+_own_slots: dict = {}   # class -> the slots its forward may set (those of Op's subclasses)
+
+
+def _threaded_forward(op, arrays, kw):
+    """An elementwise op's forward on large numpy arrays, over blocks on the CPU's threads
+    (``_parallel.elementwise``); None when it must run whole: the inputs do not fit, or the
+    forward keeps an array of its own, which must cover the whole input."""
+    fn = functools.partial(op.forward, np, **kw) if kw else functools.partial(op.forward, np)
+    cls = op.__class__
+    ufunc = cls.cpu_ufunc
+    if ufunc is not None:
+        dtype = next(a.dtype for a in arrays if a.__class__ is np.ndarray)
+        if kw or dtype.kind != "f" or not all(
+                a.dtype == dtype if a.__class__ is np.ndarray else a.__class__ in _PLAIN_NUMBERS
+                for a in arrays):
+            ufunc = None
+    y = _parallel.elementwise(fn, arrays, ufunc)
+    if y is None:
+        return None
+    if ufunc is not None and y.dtype != dtype:   # not the ufunc's own result: computed whole
+        return None
+    names = _own_slots.get(cls)
+    if names is None:
+        names = _own_slots[cls] = tuple(
+            n for c in cls.__mro__[:cls.__mro__.index(Op)]
+            for n in ((c.__dict__.get("__slots__", ()),) if isinstance(
+                c.__dict__.get("__slots__", ()), str) else c.__dict__.get("__slots__", ())))
+    for n in names:
+        if isinstance(getattr(op, n, None), np.ndarray):
+            return None
+    return y
+
+
 _RUN_NAMESPACE = dict(_generic_run=Op._run, _ns_get=_array_ns.get, _array_ns=array_ns,
                       _fit_all=_fit_all)
 _NAMESPACE = _specialize.namespace(
@@ -569,7 +607,7 @@ _NAMESPACE = _specialize.namespace(
     _promote=_promote, _refresh_view=_refresh_view, accumulator_of=accumulator_of, _seq=_seq,
     _as_array=_as_array, _in_meta=_in_meta, anomaly=anomaly, INFERENCE_SAVED=INFERENCE_SAVED,
     _plain=_plain, _make_result=Tensor._make_result, _saved_hooks=_saved_hooks,
-    _NUMBERS=_NUMBERS, _check_operand=check_operand)
+    _NUMBERS=_NUMBERS, _check_operand=check_operand, _threaded_forward=_threaded_forward)
 
 
 def specialise_run(cls):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _parallel
+
 MAX_ARITY = 8  # above this (cat/stack of many tensors) the generic path runs
 
 
@@ -62,7 +64,15 @@ def build(cls, n: int, namespace: dict, direct: bool = False, name: str | None =
     w("    op = _new(cls)")
     w("    xp = np if first is None or first.__class__ is ndarray else xp_of(first)")
     w("    try:")
-    w(f"        y = op.forward(xp, {xs}, **kw) if kw else op.forward(xp, {xs})")
+    if cls.elementwise:   # a large numpy array: over blocks on the CPU's threads (the
+        # threshold is written in as a constant: a global's attribute costs ~2 % of a small op)
+        least = _parallel.MIN_ELEMENTS
+        w(f"        if first is None or first.size < {least} or (")
+        w("                first.__class__ is not ndarray) or (")
+        w(f"                y := _threaded_forward(op, ({xs},), kw)) is None:")
+        w(f"            y = op.forward(xp, {xs}, **kw) if kw else op.forward(xp, {xs})")
+    else:
+        w(f"        y = op.forward(xp, {xs}, **kw) if kw else op.forward(xp, {xs})")
     w("    except (ValueError, TypeError, IndexError) as e:")
     w(f"        raise op.bad_input(e, [{xs}], kw) from None")
     w("    except MemoryError as e:")

@@ -36,6 +36,7 @@ class ReluBackward0(Op):
     """y = max(x, 0)   (NOTE: gradient 0 at x == 0 and 1 at NaN, as PyTorch: the gradient is
     cut where y <= 0, which NaN is not)"""
     elementwise = True
+    cpu_ufunc = staticmethod(lambda x, out: np.maximum(x, 0, out=out))   # see Op.cpu_ufunc
     saves_output = True
     saved_names = ("result",)
 

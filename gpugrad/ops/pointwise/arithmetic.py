@@ -38,6 +38,7 @@ def _needs(op, i):
 class AddBackward0(Op):
     """z = x + alpha * y"""
     elementwise = True
+    cpu_ufunc = np.add   # the forward on floats (see Op.cpu_ufunc)
     __slots__ = ("alpha",)
     broadcasts = True
 
@@ -63,6 +64,7 @@ class AddBackward0(Op):
 class SubBackward0(Op):
     """z = x - alpha * y"""
     elementwise = True
+    cpu_ufunc = np.subtract   # the forward on floats (see Op.cpu_ufunc)
     __slots__ = ("alpha",)
     broadcasts = True
 
@@ -108,6 +110,7 @@ class RsubBackward1(Op):
 class MulBackward0(Op):
     """z = x * y"""
     elementwise = True
+    cpu_ufunc = np.multiply   # the forward on floats (see Op.cpu_ufunc)
     saves = (0, 1)
     reads_for = ((1,), (0,))
     saved_names = ("self", "other")
@@ -137,6 +140,7 @@ class MulBackward0(Op):
 class DivBackward0(Op):
     """z = x / y"""
     elementwise = True
+    cpu_ufunc = np.true_divide   # the forward on floats (see Op.cpu_ufunc)
     saves = (0, 1)
     reads_for = ((1,), (0, 1))
     saved_names = ("self", "other")
@@ -169,6 +173,7 @@ def _ints(*arrays):
 class NegBackward0(Op):
     """y = -x"""
     elementwise = True
+    cpu_ufunc = np.negative   # the forward on floats (see Op.cpu_ufunc)
 
     def forward(self, xp, x):
         check_neg(x)

@@ -241,6 +241,7 @@ def round(input, *, decimals=0):
 class ExpBackward0(Op):
     """y = exp(x)"""
     elementwise = True
+    cpu_ufunc = np.exp   # the forward on floats (see Op.cpu_ufunc)
     saves_output = True
     saved_names = ("result",)
 
@@ -254,6 +255,7 @@ class ExpBackward0(Op):
 class LogBackward0(Op):
     """y = log(x)"""
     elementwise = True
+    cpu_ufunc = np.log   # the forward on floats (see Op.cpu_ufunc)
     saves = (0,)
     saved_names = ("self",)
 
@@ -267,6 +269,7 @@ class LogBackward0(Op):
 class SqrtBackward0(Op):
     """y = sqrt(x)"""
     elementwise = True
+    cpu_ufunc = np.sqrt   # the forward on floats (see Op.cpu_ufunc)
     saves_output = True
     saved_names = ("result",)
 
@@ -331,6 +334,7 @@ class CosBackward0(Op):
 class TanhBackward0(Op):
     """y = tanh(x)"""
     elementwise = True
+    cpu_ufunc = np.tanh   # the forward on floats (see Op.cpu_ufunc)
     saves_output = True
     saved_names = ("result",)
 
