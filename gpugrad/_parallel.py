@@ -125,8 +125,9 @@ def elementwise(fn, args, ufunc=None, alone=False, into=False):
     """``fn(*args)`` computed over blocks of the output on ``get_num_threads()`` threads, or
     None when the arguments do not fit (the caller then computes it whole): the array
     arguments must be C-contiguous numpy arrays of one shape of at least ``MIN_ELEMENTS``
-    elements (the others are passed to every block as they are), and ``fn`` must return an
-    array, or a tuple of arrays, of its block's shape.
+    elements, or one value expanded to that shape (all strides 0: a ``sum``'s gradient), which
+    is passed as that value (the others are passed to every block as they are), and ``fn``
+    must return an array, or a tuple of arrays, of its block's shape.
 
     ``ufunc``: a numpy ufunc that computes what ``fn`` does; the first block runs ``fn`` (so
     whatever ``fn`` records happens), the others write ``ufunc``'s result in place (no copy).
@@ -135,8 +136,8 @@ def elementwise(fn, args, ufunc=None, alone=False, into=False):
     a tuple of them) and writes there, so a block costs no array of its own."""
     if _State.threads <= 1 and not alone:
         return None
-    shape = None
-    for a in args:
+    shape, ones = None, ()
+    for i, a in enumerate(args):
         if a.__class__ is np.ndarray:
             if shape is None:
                 shape = a.shape
@@ -145,10 +146,14 @@ def elementwise(fn, args, ufunc=None, alone=False, into=False):
             elif a.shape != shape:
                 return None
             if not a.flags.c_contiguous:
-                return None
-    if shape is None:
+                if any(a.strides):
+                    return None
+                ones += (i,)   # one value expanded (the gradient of a sum): passed as that value
+    if shape is None or len(ones) == sum(a.__class__ is np.ndarray for a in args):
         return None
     flat = [a.reshape(-1) if a.__class__ is np.ndarray else a for a in args]
+    for i in ones:
+        flat[i] = args[i][(0,) * args[i].ndim]
     arrays = [i for i, a in enumerate(flat) if a.__class__ is np.ndarray]
     n = flat[arrays[0]].size
 

@@ -128,6 +128,30 @@ def test_what_does_not_fit_is_left_whole(split_small):
     assert _parallel.elementwise(np.negative, (x,), alone=True) is not None
 
 
+def test_one_value_expanded_is_split_as_that_value(split_small):
+    """The gradient of a sum is one value expanded to the input's shape (all strides 0): the
+    formulas it feeds still split, reading it as the value, with the whole call's bits."""
+    gpugrad.set_num_threads(3)
+    x, y = data(), data(seed=1)
+    g = np.broadcast_to(np.float32(0.75), x.shape)
+    got = _parallel.elementwise(np.multiply, (x, g))
+    assert got is not None and np.array_equal(got, x * g)
+    assert _parallel.elementwise(np.add, (g, g)) is None   # no array to split
+    assert _parallel.elementwise(np.add, (x, np.broadcast_to(y[:1], x.shape))) is not None
+
+
+def test_gradients_summed_into_one_input_split_with_the_same_bits(split_small):
+    """An input read by several ops sums their gradients in the engine: on threads when large,
+    the same bits as one add."""
+    from gpugrad.autograd import engine
+    a, b = data(), data(seed=2)
+    gpugrad.set_num_threads(1)
+    want = a + b
+    gpugrad.set_num_threads(3)
+    got = engine._add(a, b)
+    assert np.array_equal(got, want) and got is not a and got is not b
+
+
 def test_blocks_unlike_the_first_leave_it_whole(split_small):
     """A formula whose blocks differ by thread (thread-local state) is never cast together."""
     import threading

@@ -8,6 +8,9 @@ from __future__ import annotations
 import threading
 from heapq import heapify, heappop, heappush
 
+import numpy as np
+
+from .. import _parallel
 from . import anomaly, fusion
 from .grad_mode import state as grad_state
 from .graph import AccumulateGrad
@@ -168,7 +171,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
                             buf = buffers[c] = [None] * c.n_outputs
                             buf[nr] = g
                     else:
-                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                        buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
                 d = deps[c] - 1
                 deps[c] = d
                 if d == 0:
@@ -186,3 +189,12 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None):
         grad_state.enabled = prev_mode
         tasks.pop()
     return captured
+
+
+def _add(a, b):
+    """The sum of two gradients of one input: large numpy ones on the CPU's threads."""
+    if _parallel.worth_it(a):
+        out = _parallel.elementwise(np.add, (a, b), ufunc=np.add)
+        if out is not None:
+            return out
+    return a + b
