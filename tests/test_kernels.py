@@ -1020,6 +1020,7 @@ def test_gelu_cdf_stays_within_its_float32_error_bound():
     exact = 0.5 * (1 + special.erf(x / math.sqrt(2)))
     got = kernels.gelu_cdf(x.astype(np.float32))
     assert got.dtype == np.float32
+    assert np.array_equal(got, kernels._gelu_cdf32(x.astype(np.float32)))   # blocks: same bits
     assert np.abs(got - exact).max() <= 4.4e-7
     assert got.min() == 0 and got.max() == 1 and got[x.size // 2] == 0.5
     np.testing.assert_allclose(kernels.gelu_cdf(x), exact, rtol=0, atol=1e-15)
