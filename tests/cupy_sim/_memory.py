@@ -97,7 +97,7 @@ class MemoryPool:
         size = known[1]
         self._used -= size
         self._cached += size
-        for h in HOOKS:
+        for h in HOOKS or ():   # None when the interpreter is tearing the module down
             h.free_postprocess(device_id=0, mem_size=size, mem_ptr=key, pmem_id=key)
 
 
