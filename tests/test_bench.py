@@ -212,3 +212,15 @@ def test_recurrent_cases_run_on_cuda(tmp_path):
     for rid, r in results.items():
         for key, e in r["impls"].items():
             assert "error" not in e, (rid, key, e)
+
+
+@pytest.mark.gpu
+def test_gpt_case_runs_on_cuda():
+    """The gpt step on CUDA trains the model the CPU step trains (same weights and batches)."""
+    if not gpugrad.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from gpugrad.bench import models
+    small = {**models.GPT, "width": 32, "context": 16, "batch": 2, "vocab": 64}
+    on_gpu, on_cpu = (models.gpt_step(gpugrad, d, **small) for d in ("cuda", "cpu"))
+    for _ in range(2):
+        assert float(on_gpu().detach()) == pytest.approx(float(on_cpu().detach()), rel=1e-4)
