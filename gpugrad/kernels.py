@@ -560,15 +560,14 @@ def erf(x):
     return y if y.dtype == x.dtype else y.astype(x.dtype)
 
 
-# erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (erf is +-1 in float32 beyond), fitted by weighted least
-# squares with Lawson reweighting (bench/tuning/erf_fit.py): relative error 2e-9 in exact
-# arithmetic; evaluated in float32 the rounding of the two Horner chains dominates: Phi within
-# 2.2e-7 (tests/test_kernels.py holds 4.4e-7), where scipy's float32 erf computes in double at
-# ~25x the cost of an exp.
-_ERF_P = (1.128379169381225, 0.1852028675709799, 0.05431675277324304, 0.003849582603366562,
-          0.00037960365633003687, 4.684645933767886e-06, -1.3201518029853537e-08)
-_ERF_Q = (1.0, 0.4974651817748278, 0.11395817094293462, 0.015462013664685671,
-          0.0013075569911269892, 6.31093343526608e-05)
+# Phi(x) = (1 + tanh(y(x))) / 2 with y = atanh(erf(x / sqrt 2)) fitted as x P(x^2), P of degree
+# 6 on [0, 6], weighted by dPhi/dy (bench/tuning/gelu_fit.py): Phi within 1.1e-7 evaluated in
+# float32 (tests/test_kernels.py holds 2e-7), ~17 passes with numpy's SIMD tanh, where scipy's
+# float32 erf computes in double at ~25x the cost of an exp. y(6) ~ 11.8 saturates tanh, so
+# Phi is exactly 0 or 1 beyond |x| = 6.
+_GELU_Y = (0.797884941506323, 0.03633308433827828, -3.2594677859788584e-05,
+           -5.53063348473095e-05, 3.964773244930185e-06, -1.3226586842609916e-07,
+           1.7562476514490917e-09)
 
 
 def _horner(coefficients, t):
@@ -582,10 +581,10 @@ def _horner(coefficients, t):
 
 
 def gelu_cdf(x):
-    """Phi(x) = (1 + erf(x / sqrt(2))) / 2, the exact GELU's gate: the rational erf above on
-    float32 / float16 numpy arrays, ``erf`` (double precision) on float64 and CuPy arrays.
-    Its ~30 passes run block by block (on the CPU's threads when the array is large), each
-    block's temporaries staying in cache: 0.6x the time of whole-array passes at 1e6."""
+    """Phi(x) = (1 + erf(x / sqrt(2))) / 2, the exact GELU's gate: the fitted tanh form above
+    on float32 / float16 numpy arrays, ``erf`` (double precision) on float64 and CuPy arrays.
+    Its passes run block by block (on the CPU's threads when the array is large), each block's
+    temporaries staying in cache."""
     if x.__class__ is not np.ndarray or x.dtype == np.float64 or x.ndim == 0:
         return 0.5 * (1 + erf(x * x.dtype.type(1 / math.sqrt(2))))
     if x.dtype != np.float32:   # float16: the chains need float32's range and precision
@@ -606,12 +605,10 @@ def gelu_cdf(x):
 
 def _gelu_cdf32(x, out=None):
     c = x.dtype.type
-    z = x * c(1 / math.sqrt(2))
-    np.clip(z, c(-4), c(4), out=z)
-    t = z * z
-    y = _horner(_ERF_P, t)
+    z = np.clip(x, c(-6), c(6))
+    y = _horner(_GELU_Y, z * z)
     y *= z
-    y /= _horner(_ERF_Q, t)
-    y += c(1)
-    y *= c(0.5)
-    return np.clip(y, c(0), c(1), out=y if out is None else out)   # rounding may pass the ends
+    out = np.tanh(y, out=y if out is None else out)
+    out *= c(0.5)
+    out += c(0.5)
+    return out
