@@ -41,7 +41,7 @@ def test_freed_megabytes_are_reused_without_page_faults():
 @glibc
 def test_the_switch_keeps_glibcs_defaults():
     tuned, faults = _run({"GPUGRAD_HEAP_TUNING": "0"})
-    assert not tuned and faults > 100 * 256   # each op faults its megabytes in again
+    assert not tuned and faults > 1000   # the ops fault their megabytes in again and again
 
 
 def test_settings_are_applied_once():
