@@ -125,32 +125,32 @@ def elementwise(fn, args, ufunc=None, alone=False, into=False):
     """``fn(*args)`` computed over blocks of the output on ``get_num_threads()`` threads, or
     None when the arguments do not fit (the caller then computes it whole): the array
     arguments must be C-contiguous numpy arrays of one shape of at least ``MIN_ELEMENTS``
-    elements, or one value expanded to that shape (all strides 0: a ``sum``'s gradient), which
-    is passed as that value (the others are passed to every block as they are), and ``fn``
-    must return an array, or a tuple of arrays, of its block's shape.
+    elements, or one value expanded to that shape (all strides 0: a ``sum``'s gradient) or
+    0-d, which is passed as that value (the others are passed to every block as they are), and
+    ``fn`` must return an array, or a tuple of arrays, of its block's shape.
 
     ``ufunc``: a numpy ufunc that computes what ``fn`` does; the first block runs ``fn`` (so
     whatever ``fn`` records happens), the others write ``ufunc``'s result in place (no copy).
-    ``alone``: split into blocks on one thread too (a formula of many passes runs each block
-    while its temporaries are in cache). ``into``: ``fn`` takes ``out=`` (its output block, or
+    ``alone``: split into blocks from two blocks' worth of elements, on this thread below
+    ``MIN_ELEMENTS`` or with one thread (a formula of many passes runs each block while its
+    temporaries are in cache). ``into``: ``fn`` takes ``out=`` (its output block, or
     a tuple of them) and writes there, so a block costs no array of its own."""
     if _State.threads <= 1 and not alone:
         return None
     shape, ones = None, ()
     for i, a in enumerate(args):
-        if a.__class__ is np.ndarray:
-            if shape is None:
-                shape = a.shape
-                if a.size < MIN_ELEMENTS:
-                    return None
-            elif a.shape != shape:
+        if a.__class__ is not np.ndarray:
+            continue
+        if a.size and not any(a.strides):
+            ones += (i,)   # one value expanded (the gradient of a sum): passed as that value
+        elif not a.flags.c_contiguous or (shape is not None and a.shape != shape):
+            return None
+        elif shape is None:
+            shape = a.shape
+            if a.size < (2 * BLOCK if alone else MIN_ELEMENTS):
                 return None
-            if not a.flags.c_contiguous:
-                if any(a.strides):
-                    return None
-                ones += (i,)   # one value expanded (the gradient of a sum): passed as that value
-    if shape is None or len(ones) == sum(a.__class__ is np.ndarray for a in args):
-        return None
+    if shape is None or any(args[i].shape not in (shape, ()) for i in ones):
+        return None   # no array to split, or one that would broadcast the result larger
     flat = [a.reshape(-1) if a.__class__ is np.ndarray else a for a in args]
     for i in ones:
         flat[i] = args[i][(0,) * args[i].ndim]
@@ -197,7 +197,7 @@ def elementwise(fn, args, ufunc=None, alone=False, into=False):
                     o[s:e] = r
 
     blocks = -(-(n - BLOCK) // BLOCK)
-    threads = min(_State.threads, blocks)
+    threads = min(_State.threads, blocks) if n >= MIN_ELEMENTS else 1
     try:
         if threads <= 1:
             run(BLOCK, n)

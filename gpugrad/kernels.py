@@ -589,18 +589,8 @@ def gelu_cdf(x):
         return 0.5 * (1 + erf(x * x.dtype.type(1 / math.sqrt(2))))
     if x.dtype != np.float32:   # float16: the chains need float32's range and precision
         return gelu_cdf(x.astype(np.float32)).astype(x.dtype)
-    block = _parallel.BLOCK
-    if x.size <= block or not x.flags.c_contiguous:
-        return _gelu_cdf32(x)
-    if _parallel.worth_it(x):
-        out = _parallel.elementwise(_gelu_cdf32, (x,), into=True)
-        if out is not None:
-            return out
-    out = np.empty_like(x)
-    flat, o = x.reshape(-1), out.reshape(-1)
-    for s in range(0, flat.size, block):
-        _gelu_cdf32(flat[s:s + block], out=o[s:s + block])
-    return out
+    out = _parallel.elementwise(_gelu_cdf32, (x,), alone=True, into=True)
+    return _gelu_cdf32(x) if out is None else out
 
 
 def _gelu_cdf32(x, out=None):

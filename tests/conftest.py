@@ -53,6 +53,24 @@ def host_cxx(tmp_path_factory):
     return cxx, tmp_path_factory.mktemp("host_cuda")
 
 
+@pytest.fixture(scope="session")
+def host_libs(host_cxx):
+    """``lib(name)``: kernel ``name`` of gpugrad.kernels.REGISTRY built for the host, once."""
+    import host_cuda
+
+    from gpugrad import _cuda_kernels
+    from gpugrad.kernels import REGISTRY
+    cxx, workdir = host_cxx
+    libs = {}
+
+    def lib(name):
+        if name not in libs:
+            source = _cuda_kernels.read_source(REGISTRY[name].source)
+            libs[name] = host_cuda.build(source, workdir, cxx)
+        return libs[name]
+    return lib
+
+
 @pytest.fixture(autouse=True)
 def _captures_end():
     """Under the simulated CuPy, a test that begins a stream capture must end it: on a GPU an

@@ -667,19 +667,6 @@ HOST_KERNELS = sorted(name for name, k in REGISTRY.items() if not re.search(
     r"__shared__|__shfl|__syncthreads|warpSize", (KERNEL_DIR / k.source).read_text()))
 
 
-@pytest.fixture(scope="module")
-def host_libs(host_cxx):
-    cxx, workdir = host_cxx
-    libs = {}
-
-    def lib(name):
-        if name not in libs:
-            source = (KERNEL_DIR / REGISTRY[name].source).read_text()
-            libs[name] = host_cuda.build(source, workdir, cxx)
-        return libs[name]
-    return lib
-
-
 @_dtype_params
 @_layout_params
 @pytest.mark.parametrize("label", [c for c in CASES if CASES[c][0] in HOST_KERNELS])

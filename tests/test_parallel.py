@@ -138,6 +138,8 @@ def test_one_value_expanded_is_split_as_that_value(split_small):
     assert got is not None and np.array_equal(got, x * g)
     assert _parallel.elementwise(np.add, (g, g)) is None   # no array to split
     assert _parallel.elementwise(np.add, (x, np.broadcast_to(y[:1], x.shape))) is not None
+    wider = np.broadcast_to(np.float32(1), (2,) + x.shape)   # would broadcast the result
+    assert _parallel.elementwise(np.add, (x, wider)) is None
 
 
 def test_gradients_summed_into_one_input_split_with_the_same_bits(split_small):

@@ -118,30 +118,17 @@ def test_binding_sizes_outputs_from_the_state(name):
         _cuda_kernels.bind(k, tuple(a if a is None else a.astype(np.float16) for a in args), np)
 
 
-@pytest.fixture(scope="module")
-def host_lib(host_cxx):
-    cxx, workdir = host_cxx
-    libs = {}
-
-    def lib(name):
-        if name not in libs:
-            source = _cuda_kernels.read_source(REGISTRY[name].source)
-            libs[name] = host_cuda.build(source, workdir, cxx)
-        return libs[name]
-    return lib
-
-
 @pytest.mark.parametrize("grid", [(1, 1), (3, 5)], ids=str)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("name", CELLS)
-def test_kernel_matches_reference_on_the_host(host_lib, name, shape, variant, dtype, grid):
+def test_kernel_matches_reference_on_the_host(host_libs, name, shape, variant, dtype, grid):
     args, _ = _args(name, *shape, dtype, variant, np.random.default_rng(0))
     k = REGISTRY[name]
     entry, values, n, outputs, _ = _cuda_kernels.bind(k, args, np)
     if n:
-        host_cuda.call(host_lib(name), entry, values, grid_x=grid[0], block_x=grid[1])
+        host_cuda.call(host_libs(name), entry, values, grid_x=grid[0], block_x=grid[1])
     _check(outputs, k.ref(np, *args), dtype)
 
 

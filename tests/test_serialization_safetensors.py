@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from saved_values import DTYPES, values
 
 import gpugrad
 import gpugrad.nn as nn
@@ -18,23 +19,12 @@ from gpugrad.serialization import SerializationError
 
 pytest.importorskip("safetensors")
 
-DTYPES = ["float32", "float64", "int64", "bool", "uint8", "float16"]
-
-
-def _values(dtype):
-    rng = np.random.default_rng(0)
-    if dtype == "bool":
-        return rng.random((3, 4)) > 0.5
-    if dtype in ("int64", "uint8"):
-        return rng.integers(0, 200, (3, 4)).astype(dtype)
-    return (rng.standard_normal((3, 4)) * 100).astype(dtype)
-
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_a_file_gpugrad_writes_loads_in_pytorch_with_the_same_values(tmp_path, dtype):
     torch = pytest.importorskip("torch")
     from safetensors.torch import load_file
-    a = _values(dtype)
+    a = values(dtype)
     path = tmp_path / "m.safetensors"
     gpugrad.save({"w": gpugrad.tensor(a), "wt": gpugrad.tensor(a).t(),
                   "scalar": gpugrad.tensor(a[0, 0])}, path)
@@ -49,7 +39,7 @@ def test_a_file_gpugrad_writes_loads_in_pytorch_with_the_same_values(tmp_path, d
 def test_a_file_pytorch_writes_loads_in_gpugrad_with_the_same_values(tmp_path, dtype):
     torch = pytest.importorskip("torch")
     from safetensors.torch import save_file
-    a = _values(dtype)
+    a = values(dtype)
     path = tmp_path / "m.safetensors"
     save_file({"w": torch.from_numpy(a), "b": torch.from_numpy(a[0].copy())}, path)
     back = gpugrad.load(path)

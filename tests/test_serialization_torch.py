@@ -7,6 +7,7 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
+from saved_values import DTYPES, values
 
 import gpugrad
 import gpugrad.nn as nn
@@ -14,21 +15,10 @@ import gpugrad.optim as optim
 
 torch = pytest.importorskip("torch")
 
-DTYPES = ["float32", "float64", "int64", "bool", "uint8", "float16"]
-
-
-def _values(dtype):
-    rng = np.random.default_rng(0)
-    if dtype == "bool":
-        return rng.random((3, 4)) > 0.5
-    if dtype in ("int64", "uint8"):
-        return rng.integers(0, 200, (3, 4)).astype(dtype)
-    return (rng.standard_normal((3, 4)) * 100).astype(dtype)
-
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_pytorch_loads_the_same_tensors_weights_only(tmp_path, dtype):
-    a = _values(dtype)
+    a = values(dtype)
     path = tmp_path / "m.pt"
     x = gpugrad.tensor(a)
     gpugrad.save({"x": x, "xt": x.t(), "row": x[1], "scalar": gpugrad.tensor(a[0, 0])}, path,

@@ -297,14 +297,13 @@ class Plan:
     def _blocks(self, arrays, params, dtype):
         """The CPU evaluation over blocks of the gradient, on the CPU's threads (None when an
         array is neither contiguous nor one value expanded: then it runs whole)."""
-        args = [a.reshape(-1)[0] if a.size and not any(a.strides) else a for a in arrays]
         nodes, live, outputs = self.nodes, self.live, self.outputs
 
         def block(*parts):
             n = next(p.size for p in parts if p.__class__ is np.ndarray)
             outs = _trace.evaluate(nodes, live, outputs, parts, params, dtype, (n,), np)
             return outs[0] if len(outs) == 1 else tuple(outs)
-        outs = _parallel.elementwise(block, args, alone=True)
+        outs = _parallel.elementwise(block, arrays, alone=True)
         if outs is None:
             return None
         return [outs] if len(self.outputs) == 1 else list(outs)
