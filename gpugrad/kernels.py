@@ -1,9 +1,11 @@
 """Fused elementwise kernels: one CUDA source in ``kernels/`` paired with its numpy reference.
 
 ``@kernel("relu_bwd.cu")`` turns a numpy-reference function ``f(xp, *arrays, *scalars)`` into a
-dispatcher: numpy arrays run the reference (it *is* the CPU path); CuPy arrays launch the
-compiled kernel from the ``.cu`` file of the same name. Tests check every reference against the
-unfused math, and on a GPU every kernel against its reference.
+dispatcher: numpy arrays run the kernel's compiled CPU loop where it has one
+(``gpugrad/_cpu_kernels``) and it applies, else the reference (the CPU path); CuPy arrays launch
+the compiled kernel from the ``.cu`` file of the same name. Tests check every reference against
+the unfused math, every CPU loop against its reference, and on a GPU every kernel against its
+reference.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import os
 
 import numpy as np
 
-from . import _backend, _parallel
+from . import _backend, _cpu_kernels, _parallel
 
 REGISTRY: dict[str, Kernel] = {}
 
@@ -60,10 +62,16 @@ def kernel(source: str, outputs: int = 1, inplace: tuple = (), pointwise: bool =
         into = "out" in inspect.signature(ref).parameters   # writes its block in place
         # read once, as the generated forwards do: a small call pays one comparison
         least = _parallel.MIN_ELEMENTS if pointwise else math.inf
+        name = k.name
+        compiled = _cpu_kernels.MIN_ELEMENTS.get(name, 0) if name in _cpu_kernels.NAMES \
+            else math.inf
 
         def dispatch(*args):
             a = args[0]
             if a.__class__ is ndarray or isinstance(a, generic):
+                if a.size >= compiled and (f := _cpu_kernels.get(name)) is not None and (
+                        y := f(*args)) is not None:
+                    return y
                 if a.size >= least and (
                         y := _parallel.elementwise(threaded, args, into=into)) is not None:
                     return y
@@ -589,8 +597,26 @@ def gelu_cdf(x):
         return 0.5 * (1 + erf(x * x.dtype.type(1 / math.sqrt(2))))
     if x.dtype != np.float32:   # float16: the chains need float32's range and precision
         return gelu_cdf(x.astype(np.float32)).astype(x.dtype)
+    if x.size >= _cpu_kernels.MIN_ELEMENTS["gelu_cdf"] and (
+            f := _cpu_kernels.get("gelu_cdf")) is not None and (y := f(x)) is not None:
+        return y
     out = _parallel.elementwise(_gelu_cdf32, (x,), alone=True, into=True)
     return _gelu_cdf32(x) if out is None else out
+
+
+def gelu_bwd_cdf(x, cdf, gy):
+    """gx = gy (Phi(x) + x phi(x)) of the exact GELU with Phi(x) = ``cdf`` kept from the
+    forward (numpy arrays)."""
+    if x.size >= _cpu_kernels.MIN_ELEMENTS["gelu_bwd_cdf"] and (
+            f := _cpu_kernels.get("gelu_bwd_cdf")) is not None and (y := f(x, cdf, gy)) is not None:
+        return y
+    g = x * x
+    g *= x.dtype.type(-0.5)
+    np.exp(g, out=g)
+    g *= x.dtype.type(1 / math.sqrt(2 * math.pi))
+    g *= x
+    g += cdf
+    return gy * g
 
 
 def _gelu_cdf32(x, out=None):

@@ -997,18 +997,22 @@ def test_forward_ops_launch_the_lean_kernels_when_their_operands_fit(monkeypatch
     assert launched == []
 
 
-def test_gelu_cdf_stays_within_its_float32_error_bound():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_gelu_cdf_stays_within_its_float32_error_bound(compiled, monkeypatch):
     """The exact GELU's gate on float32 arrays is (1 + tanh(x P(x^2))) / 2 (kernels._GELU_Y): at
     most 2e-7 from the double-precision value, inside [0, 1] (exactly 0 and 1 beyond |x| = 6,
-    and at +-inf), NaN for NaN, and exact in float64."""
+    and at +-inf), NaN for NaN, and exact in float64; the same for the compiled loop
+    (gpugrad/_cpu_kernels/activation.py) and the numpy passes."""
     from scipy import special
 
-    from gpugrad import kernels
+    from gpugrad import _cpu_kernels, kernels
+    monkeypatch.setattr(_cpu_kernels, "_enabled", compiled)
     x = np.linspace(-9, 9, 2_000_001)
     exact = 0.5 * (1 + special.erf(x / math.sqrt(2)))
     got = kernels.gelu_cdf(x.astype(np.float32))
     assert got.dtype == np.float32
-    assert np.array_equal(got, kernels._gelu_cdf32(x.astype(np.float32)))   # blocks: same bits
+    if not compiled:   # blocks: the whole array's bits
+        assert np.array_equal(got, kernels._gelu_cdf32(x.astype(np.float32)))
     assert np.abs(got - exact).max() <= 2e-7
     assert got.min() == 0 and got.max() == 1 and got[x.size // 2] == 0.5
     assert np.all(np.diff(got) >= 0)   # increasing, as Phi

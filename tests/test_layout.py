@@ -31,7 +31,8 @@ PACKAGE = ROOT / "gpugrad"
 # (layer name, module prefixes); the longest matching prefix decides a module's layer
 LAYERS = [
     ("backend", ("gpugrad._backend", "gpugrad._bfloat16", "gpugrad._host_memory",
-                 "gpugrad._parallel", "gpugrad._cuda_kernels", "gpugrad.kernels",
+                 "gpugrad._parallel", "gpugrad._cuda_kernels", "gpugrad._cpu_kernels",
+                 "gpugrad.kernels",
                  "gpugrad.utils.hooks", "gpugrad.autograd.grad_mode")),
     ("tensor", ("gpugrad.tensor", "gpugrad._promotion", "gpugrad.storage", "gpugrad._creation",
                 "gpugrad._format", "gpugrad._dlpack", "gpugrad._dtype_info", "gpugrad._windows",

@@ -9,8 +9,11 @@ Prints, from medians of interleaved timings in one process:
   gpugrad/_parallel.py; None: at no size measured);
 - ``BLOCK``: the block size (elements) that runs the fused backward region of the
   ``elementwise`` bench case fastest at 1e6 elements on N threads;
-- ``CPU_MIN_ELEMENTS``: the least power of two from which that region runs faster fused than
-  unfused (the constant in gpugrad/autograd/fusion.py);
+- ``CPU_MIN_ELEMENTS``: the least power of two from which that region, evaluated on numpy
+  (the compiled CPU kernels off), runs faster fused than unfused (the constant in
+  gpugrad/autograd/fusion.py);
+- ``CPU_COMPILED_MIN_ELEMENTS``: the same for the region as a compiled loop (numba), from 2^10
+  elements (None when numba is not installed);
 - for the record, numexpr's time for the same tanh when numexpr is installed.
 
 Timing on a shared machine is noisy: run it on a quiet one, and read the ratios, not the times.
@@ -26,7 +29,7 @@ import time
 import numpy as np
 
 import gpugrad
-from gpugrad import _parallel, kernels
+from gpugrad import _cpu_kernels, _parallel, kernels
 from gpugrad.autograd import fusion
 
 SIZES = [1 << e for e in range(12, 24)]
@@ -107,6 +110,7 @@ def block(threads, rounds, log):
     old = _parallel.BLOCK, _parallel.MIN_ELEMENTS, fusion.CPU_MIN_ELEMENTS
     step = region_step(10 ** 6)
     out = {}
+    _cpu_kernels.set_enabled(False)   # the numpy evaluation's blocks
     try:
         for e in range(11, 18):
             _parallel.BLOCK = _parallel.MIN_ELEMENTS = fusion.CPU_MIN_ELEMENTS = 1 << e
@@ -114,16 +118,36 @@ def block(threads, rounds, log):
             log(f"  block={1 << e:>7}  {out[1 << e] * 1e3:.2f} ms")
     finally:
         _parallel.BLOCK, _parallel.MIN_ELEMENTS, fusion.CPU_MIN_ELEMENTS = old
+        _cpu_kernels.set_enabled(True)
     return min(out, key=out.get), out
 
 
-def cpu_min(threads, rounds, log):
+def _least_paying(rows, bound=0.95):
+    """The least size from which every measured ratio is at most ``bound`` (None: none)."""
+    best = None
+    for n, r in reversed(rows):
+        if r > bound:
+            break
+        best = n
+    return best
+
+
+def cpu_min(threads, rounds, log, compiled=False):
+    """fused / unfused for the elementwise step per size: the region evaluated on numpy by
+    blocks (``compiled=False``) or as a compiled loop."""
     gpugrad.set_num_threads(threads)
-    old = fusion.CPU_MIN_ELEMENTS, _parallel.MIN_ELEMENTS
-    fusion.CPU_MIN_ELEMENTS = _parallel.MIN_ELEMENTS = _parallel.BLOCK
+    old = (fusion.CPU_MIN_ELEMENTS, fusion.CPU_COMPILED_MIN_ELEMENTS, _parallel.MIN_ELEMENTS)
+    if compiled:
+        fusion.CPU_COMPILED_MIN_ELEMENTS = 0
+        sizes = [1 << e for e in range(10, 21)]
+    else:
+        fusion.CPU_MIN_ELEMENTS = _parallel.MIN_ELEMENTS = _parallel.BLOCK
+        fusion.CPU_COMPILED_MIN_ELEMENTS = 1 << 62
+        sizes = [n for n in SIZES if n > 2 * _parallel.BLOCK]
+    _cpu_kernels.set_enabled(compiled)
     rows = []
     try:
-        for n in (n for n in SIZES if n > 2 * _parallel.BLOCK):
+        for n in sizes:
             step = region_step(n)
 
             def unfused(step=step):
@@ -133,13 +157,10 @@ def cpu_min(threads, rounds, log):
             rows.append((n, m["fused"] / m["unfused"]))
             log(f"  n={n:>9}  fused/unfused {rows[-1][1]:.2f}")
     finally:
-        fusion.CPU_MIN_ELEMENTS, _parallel.MIN_ELEMENTS = old
-    best = None
-    for n, r in reversed(rows):
-        if r > 0.95:
-            break
-        best = n
-    return best, rows
+        (fusion.CPU_MIN_ELEMENTS, fusion.CPU_COMPILED_MIN_ELEMENTS,
+         _parallel.MIN_ELEMENTS) = old
+        _cpu_kernels.set_enabled(True)
+    return _least_paying(rows), rows
 
 
 def numexpr_tanh(rounds):
@@ -165,18 +186,24 @@ def main(argv=None) -> int:
     m, m_rows = min_elements(a.threads, a.rounds, log)
     log("BLOCK: the elementwise step at 1e6, fused")
     b, b_rows = block(a.threads, a.rounds, log)
-    log("CPU_MIN_ELEMENTS: the elementwise step, fused / unfused")
+    log("CPU_MIN_ELEMENTS: the elementwise step, fused on numpy / unfused")
     c, c_rows = cpu_min(a.threads, a.rounds, log)
+    k, k_rows = None, []
+    if _cpu_kernels.get("sigmoid") is not None:   # numba imports here
+        log("CPU_COMPILED_MIN_ELEMENTS: the elementwise step, fused compiled / unfused")
+        k, k_rows = cpu_min(a.threads, a.rounds, log, compiled=True)
     ne = numexpr_tanh(a.rounds)
     if ne:
         log(f"tanh 1e6 float32: numpy {ne['numpy'] * 1e3:.3f} ms, numexpr "
             f"{ne['numexpr'] * 1e3:.3f} ms")
-    log(f"\nMIN_ELEMENTS = {m}\nBLOCK = {b}\nCPU_MIN_ELEMENTS = {c}")
+    log(f"\nMIN_ELEMENTS = {m}\nBLOCK = {b}\nCPU_MIN_ELEMENTS = {c}\n"
+        f"CPU_COMPILED_MIN_ELEMENTS = {k}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"threads": a.threads, "MIN_ELEMENTS": m, "BLOCK": b,
-                       "CPU_MIN_ELEMENTS": c, "min_elements": m_rows, "block": b_rows,
-                       "cpu_min": c_rows, "numexpr_tanh": ne}, f, indent=1)
+                       "CPU_MIN_ELEMENTS": c, "CPU_COMPILED_MIN_ELEMENTS": k,
+                       "min_elements": m_rows, "block": b_rows, "cpu_min": c_rows,
+                       "cpu_compiled_min": k_rows, "numexpr_tanh": ne}, f, indent=1)
     return 0
 
 

@@ -33,7 +33,7 @@ import warnings
 
 import numpy as np
 
-from .. import _parallel
+from .. import _cpu_kernels, _parallel
 from . import _trace
 
 MODES = ("auto", "always", "off")
@@ -47,6 +47,10 @@ MAX_NODES = 256           # a longer chain is fused in pieces
 # in auto mode, and whole rather than by blocks in always mode (2-core development machine:
 # fused was 0.99 of unfused at 2^19, 0.93 at 2^20, 0.76 from 2^22; under load it paid from 2^22)
 CPU_MIN_ELEMENTS = 1 << 20
+# with the compiled CPU loops (gpugrad/_cpu_kernels/region.py): regions from this size run as
+# one compiled loop; smaller ones stay unfused in auto mode (a region's first run compiles it,
+# ~0.1-0.3 s, which only pays where backward passes are long)
+CPU_COMPILED_MIN_ELEMENTS = 1 << 14
 _DTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _MISSING = object()
 
@@ -109,7 +113,7 @@ def min_size(grad) -> int | None:
         return None
     if _mode == "always" or not isinstance(grad, _NUMPY):
         return 0
-    return CPU_MIN_ELEMENTS
+    return CPU_COMPILED_MIN_ELEMENTS if _cpu_kernels.enabled() else CPU_MIN_ELEMENTS
 
 
 # -- regions -----------------------------------------------------------------------------------
@@ -278,6 +282,7 @@ class Plan:
         self.n_inputs, self.n_params = n_inputs, n_params
         self.live = _trace.live(nodes, outputs)
         self._functions: dict = {}
+        self._cpu: dict = {}   # (dtype, which inputs are one value) -> compiled loop or None
 
     def source(self, ctype: str) -> str:
         from .._cuda_kernels import read_source
@@ -286,13 +291,44 @@ class Plan:
 
     def run(self, arrays, params, shape, dtype):
         if arrays[0].__class__ is np.ndarray:
-            if self.outputs and math.prod(shape) >= CPU_MIN_ELEMENTS:
+            n = math.prod(shape)
+            if self.outputs and n >= CPU_COMPILED_MIN_ELEMENTS and _cpu_kernels.enabled():
+                outs = self._compiled(arrays, params, shape, dtype, n)
+                if outs is not None:
+                    return outs
+            if self.outputs and n >= CPU_MIN_ELEMENTS:
                 outs = self._blocks(arrays, params, dtype)
                 if outs is not None:
                     return outs
             return _trace.evaluate(self.nodes, self.live, self.outputs, arrays, params, dtype,
                                    shape, np)
         return self._launch(arrays, params, shape, dtype)
+
+    def _compiled(self, arrays, params, shape, dtype, n):
+        """The region as one compiled loop over the flattened arrays (None when it has no
+        compiled form, or an array is neither contiguous nor one value expanded)."""
+        inputs = []
+        for a in arrays:
+            if a.flags.c_contiguous:
+                inputs.append(a.reshape(-1))
+            elif a.size and not any(a.strides):
+                inputs.append(a.reshape(-1)[0])   # one value: passed as that value
+            else:
+                return None
+        scalars = tuple(a.__class__ is not np.ndarray for a in inputs)
+        key = (dtype.char, scalars)
+        fn = self._cpu.get(key, _MISSING)
+        if fn is _MISSING:
+            fn = self._cpu[key] = _cpu_kernels.compile_region(self.nodes, self.live, self.outputs,
+                                                              scalars, self.n_params, dtype.type)
+            if fn is not None:
+                stats["kernels_compiled"] += 1
+        if fn is None:
+            return None
+        scalar = dtype.type
+        outs = [np.empty(n, dtype) for _ in self.outputs]
+        _cpu_kernels.launch(fn, inputs, [scalar(p) for p in params], outs, n)
+        return [o.reshape(shape) for o in outs]
 
     def _blocks(self, arrays, params, dtype):
         """The CPU evaluation over blocks of the gradient, on the CPU's threads (None when an

@@ -232,6 +232,8 @@ class Op(Node):
     operand_names = ("input", "other")   # the inputs' names in PyTorch's argument errors
     cpu_ufunc = None           # elementwise: the numpy ufunc the forward is on float inputs of
                                # one dtype and no keywords (large ones then run on threads)
+    splits_itself = False      # elementwise: the forward's kernel threads itself (a compiled
+                               # CPU loop decides on the whole array; blocks would mix paths)
     optional_inputs: tuple = ()  # inputs that may be None
     upcasts = True             # bfloat16 inputs compute in float32 (see lowp_apply); False for
                                # the ops that only move values (views, copies, indexing)
@@ -298,7 +300,7 @@ class Op(Node):
             return lowp_apply(cls, args, kw)
         op = cls.__new__(cls)
         try:
-            if not cls.elementwise or not _parallel.worth_it(first) or (
+            if not cls.elementwise or cls.splits_itself or not _parallel.worth_it(first) or (
                     y := _threaded_forward(op, arrays, kw)) is None:
                 y = op.forward(np if first is None or first.__class__ is np.ndarray
                                else _backend.xp_of(first), *arrays, **kw)

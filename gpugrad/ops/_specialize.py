@@ -64,8 +64,9 @@ def build(cls, n: int, namespace: dict, direct: bool = False, name: str | None =
     w("    op = _new(cls)")
     w("    xp = np if first is None or first.__class__ is ndarray else xp_of(first)")
     w("    try:")
-    if cls.elementwise:   # a large numpy array: over blocks on the CPU's threads (the
-        # threshold is written in as a constant: a global's attribute costs ~2 % of a small op)
+    if cls.elementwise and not cls.splits_itself:   # a large numpy array: over blocks on
+        # the CPU's threads (the threshold is written in as a constant: a global's attribute
+        # costs ~2 % of a small op)
         least = _parallel.MIN_ELEMENTS
         w(f"        if first is None or first.size < {least} or (")
         w("                first.__class__ is not ndarray) or (")

@@ -20,6 +20,7 @@ from ..pointwise.arithmetic import _float
 class SigmoidBackward0(Op):
     """y = 1 / (1 + exp(-x))"""
     elementwise = True
+    splits_itself = True   # kernels.sigmoid: compiled and threaded, or split by its dispatch
     saves_output = True
     saved_names = ("result",)
 
@@ -73,6 +74,7 @@ class LeakyReluBackward0(Op):
 class GeluBackward0(Op):
     """y = x * Phi(x)   (approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))))"""
     elementwise = True
+    splits_itself = True   # kernels.gelu_cdf threads itself; the forward keeps Phi whole
     __slots__ = ("approximate", "cdf")
     saves = (0,)
     saved_names = ("self",)
@@ -97,13 +99,7 @@ class GeluBackward0(Op):
         if F.fast:
             cdf = getattr(self, "cdf", None)
             if cdf is not None:   # gx = gy (Phi(x) + x phi(x)), Phi kept from the forward
-                g = x * x
-                g *= -0.5
-                np.exp(g, out=g)
-                g *= _INV_SQRT_2PI
-                g *= x
-                g += cdf
-                return gy * g
+                return kernels.gelu_bwd_cdf(x, cdf, gy)
             return kernels.gelu_bwd(x, gy, self.approximate == "tanh")
         if self.approximate == "tanh":
             inner = _SQRT_2_PI * (x + 0.044715 * x * x * x)

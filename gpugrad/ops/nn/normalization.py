@@ -2,6 +2,7 @@
 NativeLayerNormBackward0 and NativeBatchNormBackward0)."""
 from __future__ import annotations
 
+from ... import _cpu_kernels
 from ...amp._state import state as _amp
 from ...amp._state import upper as _upper
 from .._op import Op
@@ -19,6 +20,10 @@ class NativeLayerNormBackward0(Op):
     def forward(self, xp, x, w, b, normalized_shape=(), eps=1e-5):
         k = len(normalized_shape)
         axes = tuple(range(x.ndim - k, x.ndim))
+        if (out := _cpu_kernels.call("layer_norm", x, w, b, k, eps)) is not None:
+            y, self.mean, self.rstd = out
+            self.axes, self.eps = axes, eps
+            return y
         mean = x.mean(axis=axes, keepdims=True)
         d = x - mean
         y = d * d
@@ -58,6 +63,10 @@ class NativeLayerNormBackward0(Op):
         """The same formulas on arrays through two reused buffers (a new array per pass costs
         its page faults again)."""
         axes, rstd, need = self.axes, self.rstd, self.needs_input_grad
+        if (out := _cpu_kernels.call("layer_norm_bwd", x, gy, w, self.mean, rstd,
+                                     len(axes))) is not None:
+            gx, gw, gb = out
+            return gx if need[0] else None, gw if need[1] else None, gb if need[2] else None
         lead = tuple(range(x.ndim - len(axes)))
         xhat = x - self.mean
         xhat *= rstd
