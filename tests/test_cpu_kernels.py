@@ -417,3 +417,41 @@ def test_small_work_never_starts_the_compiler():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"
+
+
+# -- the activations' backward formulas --------------------------------------------------------
+POINTWISE_N = _cpu_kernels.MIN_ELEMENTS["relu_bwd"] + 7
+
+
+def _activation_inputs(dtype):
+    x = normal(POINTWISE_N, scale=3, seed=11).astype(dtype)
+    x[:5] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+    g = normal(POINTWISE_N, seed=12).astype(dtype)
+    g[5:7] = [np.inf, np.nan]
+    with np.errstate(all="ignore"):
+        return x, g, np.tanh(x), (1 / (1 + np.exp(-x))).astype(dtype), np.maximum(x, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("expanded", [False, True])
+def test_arithmetic_activation_backwards_give_their_references_bits(dtype, expanded):
+    x, g, t, s, r = _activation_inputs(dtype)
+    if expanded:   # a sum's gradient: one value, zero strides
+        g = np.broadcast_to(dtype(0.75), x.shape)
+    for name, args in [("relu_bwd", (r, g)), ("leaky_relu_bwd", (x, g, 0.1)),
+                       ("sigmoid_bwd", (s, g)), ("tanh_bwd", (t, g))]:
+        with np.errstate(all="ignore"):
+            got, want = getattr(kernels, name)(*args), ref(name, *args)
+        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), name
+
+
+@pytest.mark.parametrize("name, args", [("silu_bwd", ()), ("gelu_bwd", (False,)),
+                                        ("gelu_bwd", (True,))])
+def test_activation_backwards_with_tanh_or_exp_match_their_references(name, args):
+    x, g = _activation_inputs(np.float32)[:2]
+    with np.errstate(all="ignore"):
+        got, want = getattr(kernels, name)(x, g, *args), ref(name, x, g, *args)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    # a few ulp of tanh, times the formula's conditioning (|x| up to ~12 here)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-5)
+

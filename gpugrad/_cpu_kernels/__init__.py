@@ -34,6 +34,8 @@ NAMES = {
     "lstm_cell": "rnn", "lstm_cell_bwd": "rnn", "gru_cell": "rnn", "gru_cell_bwd": "rnn",
     "adam_step": "optim", "sgd_step": "optim",
     "sigmoid": "activation", "gelu_cdf": "activation", "gelu_bwd_cdf": "activation",
+    "relu_bwd": "activation", "leaky_relu_bwd": "activation", "sigmoid_bwd": "activation",
+    "tanh_bwd": "activation", "silu_bwd": "activation", "gelu_bwd": "activation",
     "layer_norm": "normalization", "layer_norm_bwd": "normalization",
     "softmax": "normalization", "softmax_bwd": "normalization",
     "log_softmax": "normalization", "log_softmax_bwd": "normalization",
@@ -45,7 +47,9 @@ NAMES = {
 MIN_ELEMENTS = {"adam_step": 1 << 14, "sgd_step": 1 << 14, "sigmoid": 1 << 14,
                 "gelu_cdf": 1 << 14, "gelu_bwd_cdf": 1 << 14, "layer_norm": 1 << 14,
                 "layer_norm_bwd": 1 << 14, "softmax": 1 << 14, "softmax_bwd": 1 << 14,
-                "log_softmax": 1 << 14, "log_softmax_bwd": 1 << 14}
+                "log_softmax": 1 << 14, "log_softmax_bwd": 1 << 14, "relu_bwd": 1 << 14,
+                "leaky_relu_bwd": 1 << 14, "sigmoid_bwd": 1 << 14, "tanh_bwd": 1 << 14,
+                "silu_bwd": 1 << 14, "gelu_bwd": 1 << 14}
 
 _enabled = os.environ.get("GPUGRAD_CPU_KERNELS", "1").strip() != "0"
 _reason = None if _enabled else "GPUGRAD_CPU_KERNELS=0"

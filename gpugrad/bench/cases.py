@@ -543,8 +543,9 @@ def make_kernel(impl, case):
         return step
     args = tuple(_to("floor" if impl.lib == "gpugrad" else impl.lib, a, impl.device)
                  for a in args0)
-    if impl.lib == "gpugrad":      # numpy arrays run the reference, CuPy arrays the kernel
-        step = functools.partial(k, *args)
+    if impl.lib == "gpugrad":      # the dispatcher: numpy arrays run the compiled CPU loop
+        # where there is one (else the reference), CuPy arrays the kernel
+        step = functools.partial(getattr(kernels, name), *args)
     elif impl.lib == "floor":      # the reference's chain of numpy / CuPy ops
         step = functools.partial(k.ref, xp, *args)
     else:
