@@ -63,6 +63,15 @@ def versions() -> dict:
         out["torch"] = version("torch")
     except Exception:
         pass
+    # whether the CPU columns ran the compiled loops
+    from .. import _cpu_kernels
+    _cpu_kernels.get("adam_step")
+    out["cpu_kernels"] = _cpu_kernels.status()
+    try:
+        from importlib.metadata import version
+        out["numba"] = version("numba")
+    except Exception:
+        out["numba"] = None
     return out
 
 
