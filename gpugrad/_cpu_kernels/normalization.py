@@ -128,6 +128,22 @@ def layer_norm_bwd(x, gy, w, mean, rstd, k):
 # -- softmax, log_softmax ----------------------------------------------------------------------
 # The rows' maxima come from numpy (``x.max(axis=1)``): a running maximum is a chain of
 # dependent compares that LLVM does not vectorise without assuming no NaN, ~7x numpy's time.
+# Each kernel is a row function and a loop over rows: one generic loop taking the row function
+# as an argument compiles, but numba does not cache it on disk, and recompiles it per process.
+def _by_rows(kernel, a, b=None):
+    """``kernel`` over the rows of ``a`` and, per row, ``b``'s row (b given: of a's shape) or
+    a's maximum (b None); None when they do not fit."""
+    shape = _rows(a)
+    if shape is None or (b is not None and not _same(b, a)):
+        return None
+    rows, width = shape
+    out = np.empty_like(a)
+    a2 = a.reshape(rows, width)
+    second = a2.max(axis=1) if b is None else b.reshape(rows, width)
+    launch_rows(kernel, a2, (second, out.reshape(rows, width)), rows, width)
+    return out
+
+
 @njit(**_ROW)
 def _softmax_row(x, m, y, width):
     s = f32(0.0)
@@ -141,20 +157,12 @@ def _softmax_row(x, m, y, width):
 
 @njit(**_JIT)
 def _softmax(x, m, y, lo, hi):
-    width = x.shape[1]
     for r in range(lo, hi):
-        _softmax_row(x[r], m[r], y[r], width)
+        _softmax_row(x[r], m[r], y[r], x.shape[1])
 
 
 def softmax(x):
-    shape = _rows(x)
-    if shape is None:
-        return None
-    rows, width = shape
-    y = np.empty_like(x)
-    x2 = x.reshape(rows, width)
-    launch_rows(_softmax, x2, (x2.max(axis=1), y.reshape(rows, width)), rows, width)
-    return y
+    return _by_rows(_softmax, x)
 
 
 @njit(**_ROW)
@@ -171,20 +179,12 @@ def _log_softmax_row(x, m, y, width):
 
 @njit(**_JIT)
 def _log_softmax(x, m, y, lo, hi):
-    width = x.shape[1]
     for r in range(lo, hi):
-        _log_softmax_row(x[r], m[r], y[r], width)
+        _log_softmax_row(x[r], m[r], y[r], x.shape[1])
 
 
 def log_softmax(x):
-    shape = _rows(x)
-    if shape is None:
-        return None
-    rows, width = shape
-    y = np.empty_like(x)
-    x2 = x.reshape(rows, width)
-    launch_rows(_log_softmax, x2, (x2.max(axis=1), y.reshape(rows, width)), rows, width)
-    return y
+    return _by_rows(_log_softmax, x)
 
 
 @njit(**_ROW)
@@ -198,20 +198,12 @@ def _softmax_bwd_row(y, gy, gx, width):
 
 @njit(**_JIT)
 def _softmax_bwd(y, gy, gx, lo, hi):
-    width = y.shape[1]
     for r in range(lo, hi):
-        _softmax_bwd_row(y[r], gy[r], gx[r], width)
+        _softmax_bwd_row(y[r], gy[r], gx[r], y.shape[1])
 
 
 def softmax_bwd(y, gy):
-    shape = _rows(y)
-    if shape is None or not _same(gy, y):
-        return None
-    rows, width = shape
-    gx = np.empty_like(y)
-    launch_rows(_softmax_bwd, y.reshape(rows, width), (gy.reshape(rows, width),
-                gx.reshape(rows, width)), rows, width)
-    return gx
+    return _by_rows(_softmax_bwd, y, gy)
 
 
 @njit(**_ROW)
@@ -225,17 +217,9 @@ def _log_softmax_bwd_row(y, gy, gx, width):
 
 @njit(**_JIT)
 def _log_softmax_bwd(y, gy, gx, lo, hi):
-    width = y.shape[1]
     for r in range(lo, hi):
-        _log_softmax_bwd_row(y[r], gy[r], gx[r], width)
+        _log_softmax_bwd_row(y[r], gy[r], gx[r], y.shape[1])
 
 
 def log_softmax_bwd(y, gy):
-    shape = _rows(y)
-    if shape is None or not _same(gy, y):
-        return None
-    rows, width = shape
-    gx = np.empty_like(y)
-    launch_rows(_log_softmax_bwd, y.reshape(rows, width), (gy.reshape(rows, width),
-                gx.reshape(rows, width)), rows, width)
-    return gx
+    return _by_rows(_log_softmax_bwd, y, gy)
