@@ -455,3 +455,35 @@ def test_activation_backwards_with_tanh_or_exp_match_their_references(name, args
     # a few ulp of tanh, times the formula's conditioning (|x| up to ~12 here)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-5)
 
+
+
+def test_a_region_that_does_not_compile_warns_and_runs_on_numpy(monkeypatch, tmp_path):
+    monkeypatch.setattr(region, "source", lambda *a: "def region(:\n")   # a generator bug
+    monkeypatch.setenv("GPUGRAD_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(region, "_cache", [])
+    monkeypatch.setattr(fusion, "_plans", {})
+    x0 = normal(fusion.CPU_COMPILED_MIN_ELEMENTS + 3, seed=13)
+    x = gpugrad.tensor(x0, requires_grad=True)
+    with pytest.warns(UserWarning, match="did not compile for the CPU"):
+        (gpugrad.tanh(x) * x * 3).sum().backward()
+    t = np.tanh(x0)
+    np.testing.assert_allclose(x.grad.numpy(), 3 * (t + x0 * (1 - t * t)), rtol=1e-6,
+                               atol=1e-6)
+
+
+def test_a_kernel_that_fails_to_compile_warns_and_runs_its_reference(monkeypatch):
+    from numba.core.errors import TypingError
+
+    from gpugrad._cpu_kernels import rnn
+
+    def broken(*args):
+        raise TypingError("a loop this numba cannot type")
+    monkeypatch.setattr(rnn, "_lstm_cell", broken)
+    monkeypatch.setitem(_cpu_kernels._found, "lstm_cell",
+                        _cpu_kernels._guarded("lstm_cell", rnn.lstm_cell))
+    hh, gi, c = normal(N, 4 * H), normal(N, 4 * H), normal(N, H)
+    with pytest.warns(UserWarning, match="compiled CPU kernel lstm_cell failed"):
+        got = kernels.lstm_cell(hh, gi, None, c)
+    for g, w in zip(got, ref("lstm_cell", hh, gi, None, c)):
+        assert np.array_equal(g, w)
+    assert _cpu_kernels._found["lstm_cell"] is None   # the reference from now on

@@ -23,6 +23,7 @@ import importlib
 import os
 import threading
 import time
+import warnings
 
 import numpy as np
 
@@ -103,7 +104,24 @@ def _load(name):
         _no_numba(e)
         return None
     stats["loaded_seconds"] += time.perf_counter() - start
-    return getattr(module, name)
+    return _guarded(name, getattr(module, name))
+
+
+def _guarded(name, entry):
+    """``entry``, except that a numba error (a loop that does not compile for some argument
+    types: a bug to report) disables the kernel with a warning and runs the reference."""
+    def run(*args):
+        try:
+            return entry(*args)
+        except Exception as e:
+            if not type(e).__module__.startswith("numba"):
+                raise
+            _found[name] = None
+            warnings.warn(f"the compiled CPU kernel {name} failed ({type(e).__name__}: "
+                          f"{str(e)[:300]}); it runs its numpy reference from now on",
+                          UserWarning, stacklevel=2)
+            return None
+    return run
 
 
 def compile_region(nodes, live, outputs, scalars, n_params, dtype):

@@ -17,6 +17,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 from numba import njit
@@ -33,7 +34,7 @@ _NAMESPACE = {"np": np, "njit": njit, "exp": _math.exp, "tanh": _math.tanh,
               "sigmoid": _math.sigmoid, "sign": _math.sign, "maximum": _math.maximum,
               "minimum": _math.minimum}
 
-stats = {"compiled": 0, "compile_seconds": 0.0}
+stats = {"compiled": 0, "failed": 0, "compile_seconds": 0.0}
 _lock = threading.Lock()
 
 
@@ -134,12 +135,19 @@ def compile(nodes, live, outputs, scalars, n_params, dtype):
     body = source(nodes, live, outputs, scalars, n_params, ctype)
     start = time.perf_counter()
     with _lock:   # numba's compiler is not re-entrant across threads
-        fn = _from_file(body, types, flags)
-        if fn is None:
-            namespace = dict(_NAMESPACE)
-            exec(body, namespace)   # noqa: S102 - generated from the traced formulas
-            fn = njit(f"void({', '.join(types)})", nogil=True, error_model="numpy",
-                      **(_math.APPROXIMATE if approximate else {}))(namespace["region"])
+        try:
+            fn = _from_file(body, types, flags)
+            if fn is None:
+                namespace = dict(_NAMESPACE)
+                exec(body, namespace)   # noqa: S102 - generated from the traced formulas
+                fn = njit(f"void({', '.join(types)})", nogil=True, error_model="numpy",
+                          **(_math.APPROXIMATE if approximate else {}))(namespace["region"])
+        except Exception as e:   # noqa: BLE001 - a bug to report, never a failed backward:
+            stats["failed"] += 1   # the region runs on numpy
+            warnings.warn(f"a fused backward region did not compile for the CPU "
+                          f"({type(e).__name__}: {str(e)[:300]}); it runs on numpy",
+                          UserWarning, stacklevel=2)
+            return None
         stats["compiled"] += 1
         stats["compile_seconds"] += time.perf_counter() - start
     return fn
