@@ -597,8 +597,7 @@ def gelu_cdf(x):
         return 0.5 * (1 + erf(x * x.dtype.type(1 / math.sqrt(2))))
     if x.dtype != np.float32:   # float16: the chains need float32's range and precision
         return gelu_cdf(x.astype(np.float32)).astype(x.dtype)
-    if x.size >= _cpu_kernels.MIN_ELEMENTS["gelu_cdf"] and (
-            f := _cpu_kernels.get("gelu_cdf")) is not None and (y := f(x)) is not None:
+    if (y := _cpu_kernels.call("gelu_cdf", x)) is not None:
         return y
     out = _parallel.elementwise(_gelu_cdf32, (x,), alone=True, into=True)
     return _gelu_cdf32(x) if out is None else out
@@ -607,8 +606,7 @@ def gelu_cdf(x):
 def gelu_bwd_cdf(x, cdf, gy):
     """gx = gy (Phi(x) + x phi(x)) of the exact GELU with Phi(x) = ``cdf`` kept from the
     forward (numpy arrays)."""
-    if x.size >= _cpu_kernels.MIN_ELEMENTS["gelu_bwd_cdf"] and (
-            f := _cpu_kernels.get("gelu_bwd_cdf")) is not None and (y := f(x, cdf, gy)) is not None:
+    if (y := _cpu_kernels.call("gelu_bwd_cdf", x, cdf, gy)) is not None:
         return y
     g = x * x
     g *= x.dtype.type(-0.5)

@@ -187,8 +187,10 @@ def launch_rows(fn, x, others, rows, width) -> None:
 
 def call(name, *args):
     """Kernel ``name`` compiled, on ``args``; None where it has no compiled form here, the
-    first argument is smaller than its ``MIN_ELEMENTS``, or it declines the arguments."""
-    if args[0].size < MIN_ELEMENTS.get(name, 0):
+    first argument is not a numpy array of at least its ``MIN_ELEMENTS`` elements (a CuPy
+    array never starts numba), or it declines the arguments."""
+    a = args[0]
+    if a.__class__ is not np.ndarray or a.size < MIN_ELEMENTS.get(name, 0):
         return None
     f = get(name)
     return None if f is None else f(*args)
