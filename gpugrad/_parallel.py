@@ -202,20 +202,27 @@ def elementwise(fn, args, ufunc=None, alone=False, into=False):
         if threads <= 1:
             run(BLOCK, n)
         else:
-            # contiguous ranges of whole blocks, one per thread; the last on this thread
-            bounds = [BLOCK + blocks * k // threads * BLOCK for k in range(threads)] + [n]
-            pool = _pool()
-            futures = [pool.submit(contextvars.copy_context().run, run, bounds[k],
-                                   bounds[k + 1]) for k in range(threads - 1)]
-            try:
-                run(bounds[-2], n)
-            finally:
-                for f in futures:
-                    f.result()
+            # contiguous ranges of whole blocks, one per thread
+            fork_join(run, [BLOCK + blocks * k // threads * BLOCK for k in range(threads)]
+                      + [n])
     except _Unlike:   # (a formula that reads thread-local state, say): computed whole
         return None
     outs = tuple(o.reshape(shape) for o in outs)
     return outs[0] if single else outs
+
+
+def fork_join(run, bounds) -> None:
+    """``run(lo, hi)`` for each consecutive pair of ``bounds``, the last range on this thread and
+    the others on the pool (each in a copy of this thread's context); returns when all are done,
+    raising the first error."""
+    pool = _pool()
+    futures = [pool.submit(contextvars.copy_context().run, run, bounds[k], bounds[k + 1])
+               for k in range(len(bounds) - 2)]
+    try:
+        run(bounds[-2], bounds[-1])
+    finally:
+        for f in futures:
+            f.result()
 
 
 def worth_it(a) -> bool:

@@ -82,7 +82,7 @@ def test_float32_functions_at_the_edges(name, x, expected):
     assert out[0] == F32(expected) and np.signbit(out[0]) == np.signbit(F32(expected))
 
 
-@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "sign"])
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid"])
 def test_float32_functions_keep_nan(name):
     out = np.empty(1, F32)
     _loop(getattr(_math, name))(np.array([np.nan], F32), out)
@@ -286,8 +286,8 @@ def test_an_arithmetic_region_gives_the_numpy_evaluations_bits(name, dtype):
     nodes, live, outputs = _traced(ARITHMETIC[name], 4)
     n = 5000
     arrays = [normal(n, seed=s).astype(dtype) for s in range(4)]
-    arrays[1][:3] = [np.nan, np.inf, 0.0]
-    arrays[3][:2] = [0.0, -np.inf]
+    for a in arrays:   # every input meets NaN, both infinities and both zeros somewhere
+        a[rng.permutation(n)[:5]] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
     fn = region.compile(nodes, live, outputs, (False,) * 4, 0, dtype)
     out = np.empty(n, dtype)
     with np.errstate(all="ignore"):

@@ -8,10 +8,11 @@ on disk (``cache=True``: later processes load them in milliseconds). ``kernels.p
 where it exists and applies; everything else, and every call it declines (another dtype, a
 layout it does not take), runs the numpy reference as before.
 
-Only float32 is compiled: exp, tanh and sigmoid are float32 polynomials (``_math``); float64
-keeps numpy's loops. The pure-arithmetic kernels repeat the reference's operations in its
-order, so they give its bits; those with exp/tanh/sigmoid agree to a few ulp (the tests hold
-each to its reference).
+The pure-arithmetic kernels (the backward cells, the optimizer steps, most backward formulas
+and regions) serve float32 and float64 and repeat the reference's operations in its order, so
+they give its bits. Those with exp, tanh or sigmoid use ``_math``'s float32 polynomials: float32
+only (float64 keeps numpy's loops), within a few ulp of their references (the tests hold each
+to its reference).
 
 numba is a dependency on the platforms it ships wheels for; without it (or with
 ``GPUGRAD_CPU_KERNELS=0``, or ``set_enabled(False)``) every kernel runs its numpy reference.
@@ -45,12 +46,7 @@ NAMES = {
 # kernel of a process costs ~0.5 s (numba's start and its cache's load), which work on small
 # arrays never earns back, so a toy model never starts it; the recurrent cells take every size
 # (their per-call savings are what pays; a step's tensors are small by nature)
-MIN_ELEMENTS = {"adam_step": 1 << 14, "sgd_step": 1 << 14, "sigmoid": 1 << 14,
-                "gelu_cdf": 1 << 14, "gelu_bwd_cdf": 1 << 14, "layer_norm": 1 << 14,
-                "layer_norm_bwd": 1 << 14, "softmax": 1 << 14, "softmax_bwd": 1 << 14,
-                "log_softmax": 1 << 14, "log_softmax_bwd": 1 << 14, "relu_bwd": 1 << 14,
-                "leaky_relu_bwd": 1 << 14, "sigmoid_bwd": 1 << 14, "tanh_bwd": 1 << 14,
-                "silu_bwd": 1 << 14, "gelu_bwd": 1 << 14}
+MIN_ELEMENTS = {name: 1 << 14 for name in NAMES if NAMES[name] != "rnn"}
 
 _enabled = os.environ.get("GPUGRAD_CPU_KERNELS", "1").strip() != "0"
 _reason = None if _enabled else "GPUGRAD_CPU_KERNELS=0"
@@ -158,13 +154,7 @@ def launch(fn, inputs, params, outs, n) -> None:
     def part(lo, hi):
         fn(*[a[lo:hi] if a.__class__ is np.ndarray else a for a in inputs], *params,
            *[o[lo:hi] for o in outs], hi - lo)
-    pool = _parallel._pool()
-    futures = [pool.submit(part, bounds[k], bounds[k + 1]) for k in range(threads - 1)]
-    try:
-        part(bounds[-2], n)
-    finally:
-        for f in futures:
-            f.result()
+    _parallel.fork_join(part, bounds)
 
 
 def launch_rows(fn, x, others, rows, width) -> None:
@@ -174,15 +164,8 @@ def launch_rows(fn, x, others, rows, width) -> None:
     if threads <= 1 or rows * width < _parallel.MIN_ELEMENTS:
         fn(x, *others, 0, rows)
         return
-    bounds = [rows * k // threads for k in range(threads + 1)]
-    pool = _parallel._pool()
-    futures = [pool.submit(fn, x, *others, bounds[k], bounds[k + 1])
-               for k in range(threads - 1)]
-    try:
-        fn(x, *others, bounds[-2], rows)
-    finally:
-        for f in futures:
-            f.result()
+    _parallel.fork_join(lambda lo, hi: fn(x, *others, lo, hi),
+                        [rows * k // threads for k in range(threads + 1)])
 
 
 def call(name, *args):

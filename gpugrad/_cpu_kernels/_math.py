@@ -88,11 +88,3 @@ def maximum(a, b):
 @njit(inline="always", error_model="numpy")
 def minimum(a, b):
     return a if (a != a or a < b) else b
-
-
-@njit(inline="always", error_model="numpy")
-def sign(x):
-    """-1, 0 or 1 of x's type; NaN stays NaN (numpy's sign)."""
-    one = x - x + 1   # 1 in x's type (NaN for NaN, which the select below keeps)
-    y = one if x > 0 else (-one if x < 0 else x - x)
-    return x if x != x else y

@@ -26,12 +26,12 @@ from . import _math
 
 # op -> the function in the generated module's namespace (float32 only for the polynomials)
 _UNARY = {"exp": "exp", "tanh": "tanh", "sigmoid": "sigmoid", "sqrt": "np.sqrt", "abs": "abs",
-          "sign": "sign"}
+          "sign": None}   # sign: written out (numpy's: +-1, 0 for +-0, NaN for NaN)
 _APPROXIMATE = {"exp", "tanh", "sigmoid"}
 _ARITH = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _COMPARE = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "==", "ne": "!="}
 _NAMESPACE = {"np": np, "njit": njit, "exp": _math.exp, "tanh": _math.tanh,
-              "sigmoid": _math.sigmoid, "sign": _math.sign, "maximum": _math.maximum,
+              "sigmoid": _math.sigmoid, "maximum": _math.maximum,
               "minimum": _math.minimum}
 
 stats = {"compiled": 0, "failed": 0, "compile_seconds": 0.0}
@@ -107,6 +107,10 @@ def source(nodes, live, outputs, scalars, n_params, ctype) -> str:
                 expr = f"{x} ** {f(b)}"
         elif op in ("max", "min"):
             expr = f"{'maximum' if op == 'max' else 'minimum'}({f(args[0])}, {f(args[1])})"
+        elif op == "sign":
+            x = f(args[0])
+            expr = (f"{ctype}(1) if {x} > 0 else ({ctype}(-1) if {x} < 0 else "
+                    f"({ctype}(0) if {x} == 0 else {x}))")
         else:
             expr = f"{_UNARY[op]}({f(args[0])})"
         body.append(f"        v{i} = {expr}")
@@ -159,7 +163,7 @@ _HEADER = """\
 import numpy as np
 from numba import njit
 
-from gpugrad._cpu_kernels._math import exp, maximum, minimum, sigmoid, sign, tanh
+from gpugrad._cpu_kernels._math import exp, maximum, minimum, sigmoid, tanh
 
 """
 _cache: list = []   # [directory or None], decided once
