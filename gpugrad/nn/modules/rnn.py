@@ -104,16 +104,7 @@ class RNNCellBase(Module):
             states = (zeros,) * n_states
         elif not batched:
             states = tuple(s.unsqueeze(0) for s in states)
-        if input.shape[1] != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
-                               f"expected {self.input_size}")
-        for label, s in enumerate(states):
-            if s.shape[0] != input.shape[0]:
-                raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden"
-                                   f"{label} batch size {s.shape[0]}")
-            if s.shape[1] != self.hidden_size:
-                raise RuntimeError(f"hidden{label} has inconsistent hidden_size: got "
-                                   f"{s.shape[1]}, expected {self.hidden_size}")
+        cells.check_sizes(input, states, self.input_size, self.hidden_size)
         return input, states, batched
 
     def _cell(self, step, input, hx, n_states):

@@ -224,16 +224,23 @@ def _checked(input, states, w_ih, w_hh):
         if t.dim() != 2:
             raise IndexError(f"Dimension out of range (expected to be in range of "
                              f"[{-max(t.dim(), 1)}, {max(t.dim(), 1) - 1}], but got 1)")
-    if input.shape[1] != w_ih.shape[1]:
+    check_sizes(input, states, w_ih.shape[1], w_hh.shape[1], every_state=False)
+
+
+def check_sizes(input, states, input_size, hidden_size, every_state=True):
+    """PyTorch's size checks of a cell step's batched (2-D) input and states: the input's width,
+    every state's batch, and the width of every state (the cell modules) or of the first
+    (``torch.lstm_cell`` and the other functions)."""
+    if input.shape[1] != input_size:
         raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
-                           f"expected {w_ih.shape[1]}")
+                           f"expected {input_size}")
     for k, s in enumerate(states):
         if s.shape[0] != input.shape[0]:
             raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{k} "
                                f"batch size {s.shape[0]}")
-        if s.shape[1] != w_hh.shape[1] and k == 0:
+        if s.shape[1] != hidden_size and (every_state or k == 0):
             raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {s.shape[1]}, "
-                               f"expected {w_hh.shape[1]}")
+                               f"expected {hidden_size}")
 
 
 @export("lstm_cell")
